@@ -1,0 +1,155 @@
+// Package apperr carries the spec's error codes, their HTTP statuses and
+// validation details. It is the one error vocabulary every layer speaks:
+// services return *Error, REST and GraphQL render it, and anything that is not
+// an *Error reads as internal_error so internals never reach a client.
+package apperr
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+)
+
+// Code is one of the error codes of the spec's section 7.
+type Code string
+
+// The spec's error codes.
+const (
+	MissingIdempotencyKey     Code = "missing_idempotency_key"
+	InvalidIdempotencyKey     Code = "invalid_idempotency_key"
+	MissingAPIKey             Code = "missing_api_key"
+	InvalidAPIKey             Code = "invalid_api_key"
+	Unauthorized              Code = "unauthorized"
+	AppSuspended              Code = "app_suspended"
+	AccountDisabled           Code = "account_disabled"
+	AccountPendingApproval    Code = "account_pending_approval"
+	EnvironmentMismatch       Code = "environment_mismatch"
+	EventNotAvailable         Code = "event_not_available"
+	EventNotFound             Code = "event_not_found"
+	EventDateNotFound         Code = "event_date_not_found"
+	NotFound                  Code = "not_found"
+	OrderNotFound             Code = "order_not_found"
+	MethodNotAllowed          Code = "method_not_allowed"
+	IdempotencyConflict       Code = "idempotency_conflict"
+	IdempotencyInProgress     Code = "idempotency_in_progress"
+	SoldOut                   Code = "sold_out"
+	ValidationFailed          Code = "validation_failed"
+	EventDateNotAvailable     Code = "event_date_not_available"
+	TicketNotFound            Code = "ticket_not_found"
+	TicketNotOnSale           Code = "ticket_not_on_sale"
+	TicketQuantityExceeded    Code = "ticket_quantity_exceeded"
+	InvalidRedirectURL        Code = "invalid_redirect_url"
+	RedirectAllowlistRequired Code = "redirect_allowlist_required"
+	RedirectDomainNotAllowed  Code = "redirect_domain_not_allowed"
+	MetadataTooLarge          Code = "metadata_too_large"
+	QuantityExceedsLimit      Code = "quantity_exceeds_limit"
+	RateLimitExceeded         Code = "rate_limit_exceeded"
+	FreeOrderLimitReached     Code = "free_order_limit_reached"
+	CheckoutUnavailable       Code = "checkout_unavailable"
+	FreeCheckoutUnavailable   Code = "free_checkout_unavailable"
+	PaymentGatewayUnavailable Code = "payment_gateway_unavailable"
+	Internal                  Code = "internal_error"
+)
+
+// statuses is the only code → HTTP status table of the service.
+var statuses = map[Code]int{
+	MissingIdempotencyKey:     http.StatusBadRequest,
+	InvalidIdempotencyKey:     http.StatusBadRequest,
+	MissingAPIKey:             http.StatusUnauthorized,
+	InvalidAPIKey:             http.StatusUnauthorized,
+	Unauthorized:              http.StatusUnauthorized,
+	AppSuspended:              http.StatusForbidden,
+	AccountDisabled:           http.StatusForbidden,
+	AccountPendingApproval:    http.StatusForbidden,
+	EnvironmentMismatch:       http.StatusForbidden,
+	EventNotAvailable:         http.StatusForbidden,
+	EventNotFound:             http.StatusNotFound,
+	EventDateNotFound:         http.StatusNotFound,
+	NotFound:                  http.StatusNotFound,
+	OrderNotFound:             http.StatusNotFound,
+	MethodNotAllowed:          http.StatusMethodNotAllowed,
+	IdempotencyConflict:       http.StatusConflict,
+	IdempotencyInProgress:     http.StatusConflict,
+	SoldOut:                   http.StatusConflict,
+	ValidationFailed:          http.StatusUnprocessableEntity,
+	EventDateNotAvailable:     http.StatusUnprocessableEntity,
+	TicketNotFound:            http.StatusUnprocessableEntity,
+	TicketNotOnSale:           http.StatusUnprocessableEntity,
+	TicketQuantityExceeded:    http.StatusUnprocessableEntity,
+	InvalidRedirectURL:        http.StatusUnprocessableEntity,
+	RedirectAllowlistRequired: http.StatusUnprocessableEntity,
+	RedirectDomainNotAllowed:  http.StatusUnprocessableEntity,
+	MetadataTooLarge:          http.StatusUnprocessableEntity,
+	QuantityExceedsLimit:      http.StatusUnprocessableEntity,
+	RateLimitExceeded:         http.StatusTooManyRequests,
+	FreeOrderLimitReached:     http.StatusTooManyRequests,
+	CheckoutUnavailable:       http.StatusServiceUnavailable,
+	FreeCheckoutUnavailable:   http.StatusServiceUnavailable,
+	PaymentGatewayUnavailable: http.StatusServiceUnavailable,
+	Internal:                  http.StatusInternalServerError,
+}
+
+// Status returns the HTTP status of a code; unknown codes are 500.
+func (c Code) Status() int {
+	if s, ok := statuses[c]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// Details maps a field path such as "items.0.quantity" to its messages.
+type Details map[string][]string
+
+// Add appends a message for a field path.
+func (d Details) Add(field, msg string) { d[field] = append(d[field], msg) }
+
+// Fields returns the field paths in sorted order, for stable messages.
+func (d Details) Fields() []string {
+	keys := make([]string, 0, len(d))
+	for k := range d {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Error is an error a client may see: a spec code, a human message and, for
+// validation errors, per-field details.
+type Error struct {
+	Code    Code
+	Message string
+	Details Details
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// Status returns the HTTP status of the error's code.
+func (e *Error) Status() int { return e.Code.Status() }
+
+// New returns an *Error with a formatted message.
+func New(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Validation returns a validation_failed error carrying details, or nil when
+// details is empty.
+func Validation(d Details) error {
+	if len(d) == 0 {
+		return nil
+	}
+	return &Error{Code: ValidationFailed, Message: "The request payload failed validation.", Details: d}
+}
+
+// From returns err as an *Error; an error that is not one becomes
+// internal_error with a message that reveals nothing.
+func From(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Code: Internal, Message: "Internal error."}
+}
+
+// CodeOf returns the code of err, or internal_error.
+func CodeOf(err error) Code { return From(err).Code }

@@ -1,0 +1,175 @@
+// Package catalog owns the rules of the published catalog: which events a
+// partner may see, how events, dates and tickets are listed, how a ticket's
+// effective price and live availability are derived, how an event's summary
+// fields follow from its dates, and how an operator's catalog file is
+// validated and imported.
+package catalog
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/store"
+)
+
+// Paging limits of GET /events (spec section 8).
+const (
+	DefaultPerPage = 20
+	MaxPerPage     = 100
+)
+
+// Service reads the published catalog.
+type Service struct {
+	DB  *store.DB
+	Now func() time.Time
+}
+
+// ListParams selects a page of events. Zero Page and PerPage mean the defaults.
+type ListParams struct {
+	Page        int
+	PerPage     int
+	Q           string
+	IncludePast bool
+}
+
+// Page is one page of events with the paging facts the API reports.
+type Page struct {
+	Events     []store.Event
+	Page       int
+	PerPage    int
+	Total      int
+	TotalPages int
+}
+
+// HasNext reports whether a later page exists.
+func (p *Page) HasNext() bool { return p.Page < p.TotalPages }
+
+// HasPrev reports whether an earlier page exists.
+func (p *Page) HasPrev() bool { return p.Page > 1 }
+
+// Normalize applies defaults and limits: page ≥ 1; per_page 1…100, larger
+// values capped at 100. It returns validation_failed for values below 1.
+func (p ListParams) Normalize() (ListParams, error) {
+	d := apperr.Details{}
+	switch {
+	case p.Page == 0:
+		p.Page = 1
+	case p.Page < 0:
+		d.Add("page", "must be a positive integer")
+	}
+	switch {
+	case p.PerPage == 0:
+		p.PerPage = DefaultPerPage
+	case p.PerPage < 0:
+		d.Add("per_page", "must be a positive integer")
+	case p.PerPage > MaxPerPage:
+		p.PerPage = MaxPerPage
+	}
+	if len(p.Q) > 200 {
+		d.Add("q", "must be at most 200 characters")
+	}
+	return p, apperr.Validation(d)
+}
+
+// ListEvents returns a page of visible events, newest first.
+// Errors: validation_failed for a page or per_page below 1.
+func (s *Service) ListEvents(ctx context.Context, p ListParams) (*Page, error) {
+	p, err := p.Normalize()
+	if err != nil {
+		return nil, err
+	}
+	offset := (p.Page - 1) * p.PerPage
+	events, total, err := store.ListEvents(ctx, s.DB, store.EventFilter{
+		Q: p.Q, IncludePast: p.IncludePast, Now: s.Now(), Limit: p.PerPage, Offset: offset,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Page{
+		Events: events, Page: p.Page, PerPage: p.PerPage, Total: total,
+		TotalPages: (total + p.PerPage - 1) / p.PerPage,
+	}, nil
+}
+
+// Event returns a visible event.
+// Errors: event_not_found when it is missing, unpublished or hidden.
+func (s *Service) Event(ctx context.Context, id int64) (*store.Event, error) {
+	e, err := store.VisibleEvent(ctx, s.DB, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, apperr.New(apperr.EventNotFound, "Event %d was not found.", id)
+	}
+	return e, err
+}
+
+// EventDate returns an active date of a visible event, with its event.
+// Errors: event_date_not_found when it is missing, inactive or its event is
+// not visible.
+func (s *Service) EventDate(ctx context.Context, id int64) (*store.EventDate, *store.Event, error) {
+	d, e, err := store.VisibleEventDate(ctx, s.DB, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, apperr.New(apperr.EventDateNotFound, "Event date %d was not found.", id)
+	}
+	return d, e, err
+}
+
+// ActiveDates returns the active dates of each event (past ones included),
+// in start order; it is the batch function behind the dates dataloader.
+func (s *Service) ActiveDates(ctx context.Context, eventIDs []int64) (map[int64][]store.EventDate, error) {
+	ds, err := store.ActiveDatesOfEvents(ctx, s.DB, eventIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64][]store.EventDate, len(eventIDs))
+	for _, d := range ds {
+		out[d.EventID] = append(out[d.EventID], d)
+	}
+	return out, nil
+}
+
+// Tickets returns the tickets of each date; the batch function behind the
+// tickets dataloader.
+func (s *Service) Tickets(ctx context.Context, dateIDs []int64) (map[int64][]store.Ticket, error) {
+	ts, err := store.TicketsOfDates(ctx, s.DB, dateIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64][]store.Ticket, len(dateIDs))
+	for _, t := range ts {
+		out[t.EventDateID] = append(out[t.EventDateID], t)
+	}
+	return out, nil
+}
+
+// Venues returns venues by id; the batch function behind the venue dataloader.
+func (s *Service) Venues(ctx context.Context, ids []int64) (map[int64]*store.Venue, error) {
+	vs, err := store.VenuesByIDs(ctx, s.DB, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]*store.Venue, len(vs))
+	for i := range vs {
+		out[vs[i].ID] = &vs[i]
+	}
+	return out, nil
+}
+
+// Upcoming reports whether a date is active and has not ended at now.
+func Upcoming(d *store.EventDate, now time.Time) bool {
+	return d.Active && d.EndAt.After(now)
+}
+
+// FilterDates keeps the upcoming dates, or all given dates when includePast.
+func FilterDates(dates []store.EventDate, includePast bool, now time.Time) []store.EventDate {
+	if includePast {
+		return dates
+	}
+	out := make([]store.EventDate, 0, len(dates))
+	for i := range dates {
+		if Upcoming(&dates[i], now) {
+			out = append(out, dates[i])
+		}
+	}
+	return out
+}

@@ -1,0 +1,101 @@
+package catalog
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/boxoffice/boxoffice/store"
+	"golang.org/x/text/currency"
+)
+
+// Unlimited is the quantity_available reported for a ticket without a stock
+// limit: the largest GraphQL Int, so both APIs print the same number.
+const Unlimited = math.MaxInt32
+
+// EffectivePrice is the price actually charged, in minor units: zero for a
+// free ticket; else the promotional price when set and lower than the price;
+// else the price (a missing price counts as zero).
+func EffectivePrice(t *store.Ticket) int64 {
+	if t.Free || t.Price == nil {
+		return 0
+	}
+	if t.PromotionalPrice != nil && *t.PromotionalPrice < *t.Price {
+		return *t.PromotionalPrice
+	}
+	return *t.Price
+}
+
+// IsFree reports whether a ticket costs nothing at checkout.
+func IsFree(t *store.Ticket) bool { return EffectivePrice(t) == 0 }
+
+// Available is the live availability: quantity − sold − held, never below
+// zero; Unlimited for a ticket without a stock limit.
+func Available(t *store.Ticket) int64 {
+	if t.Quantity == nil {
+		return Unlimited
+	}
+	return max(*t.Quantity-t.Sold-t.Held, 0)
+}
+
+// FormatAmount prints minor units as a decimal string with two fraction
+// digits: 15000 → "150.00".
+func FormatAmount(minor int64) string {
+	sign := ""
+	if minor < 0 {
+		sign, minor = "-", -minor
+	}
+	frac := strconv.FormatInt(minor%100, 10)
+	if len(frac) == 1 {
+		frac = "0" + frac
+	}
+	return sign + strconv.FormatInt(minor/100, 10) + "." + frac
+}
+
+// ErrAmount is returned by ParseAmount for a string that is not a
+// non-negative decimal amount with at most two fraction digits.
+var ErrAmount = errors.New("must be a non-negative decimal amount with at most two fraction digits, such as \"150.00\"")
+
+// ParseAmount reads a decimal amount ("150", "150.5", "150.00") into minor units.
+func ParseAmount(s string) (int64, error) {
+	whole, frac, hasDot := strings.Cut(s, ".")
+	if whole == "" || len(whole) > 12 || (hasDot && (frac == "" || len(frac) > 2)) {
+		return 0, ErrAmount
+	}
+	for _, r := range whole + frac {
+		if r < '0' || r > '9' {
+			return 0, ErrAmount
+		}
+	}
+	for len(frac) < 2 {
+		frac += "0"
+	}
+	w, _ := strconv.ParseInt(whole, 10, 64)
+	f, _ := strconv.ParseInt(frac, 10, 64)
+	return w*100 + f, nil
+}
+
+// symbols holds the symbols partners display for the currencies sold here;
+// CLDR (and so x/text) knows only the code for several African currencies.
+var symbols = map[string]string{
+	"GHS": "GH₵", "NGN": "₦", "KES": "KSh", "UGX": "USh", "TZS": "TSh", "ZAR": "R",
+	"XOF": "CFA", "XAF": "FCFA", "USD": "$", "EUR": "€", "GBP": "£",
+}
+
+// CurrencySymbol returns the display symbol of an ISO 4217 code, or the code.
+func CurrencySymbol(code string) string {
+	if s, ok := symbols[code]; ok {
+		return s
+	}
+	return code
+}
+
+// ValidCurrency reports whether code is an ISO 4217 currency code.
+func ValidCurrency(code string) bool {
+	if len(code) != 3 || strings.ToUpper(code) != code {
+		return false
+	}
+	_, err := currency.ParseISO(code)
+	return err == nil
+}

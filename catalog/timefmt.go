@@ -1,0 +1,40 @@
+package catalog
+
+import (
+	"time"
+)
+
+// Layouts of the API's time strings (DESIGN.md, decided semantics).
+const (
+	plainLayout   = "2006-01-02 15:04:05"
+	displayLayout = "Mon, 02 Jan 2006 3:04 PM"
+)
+
+// Zone loads an IANA timezone, falling back to UTC for a name the imported
+// catalog should never contain.
+func Zone(name string) *time.Location {
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}
+
+// Times prints one instant in the three forms the API uses, in one zone.
+type Times struct {
+	Plain   string // 2006-01-02 15:04:05 in the event's zone
+	ISO     string // RFC 3339 with the event's offset
+	Display string // Thu, 24 Dec 2026 6:00 PM
+}
+
+// FormatTime renders t in loc; the zero time gives nil.
+func FormatTime(t time.Time, loc *time.Location) *Times {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.In(loc)
+	return &Times{Plain: t.Format(plainLayout), ISO: t.Format(time.RFC3339), Display: t.Format(displayLayout)}
+}
+
+// FormatStamp renders created_at/updated_at: RFC 3339 in UTC.
+func FormatStamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

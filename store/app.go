@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// App statuses.
+const (
+	AppActive    = "active"
+	AppSuspended = "suspended"
+)
+
+// App is a partner application of an account; its keys authenticate requests.
+type App struct {
+	bun.BaseModel `bun:"table:apps,alias:app"`
+
+	ID              int64     `bun:"id,pk,autoincrement"`
+	AccountID       int64     `bun:"account_id,notnull"`
+	Name            string    `bun:"name,notnull"`
+	Status          string    `bun:"status,notnull"`
+	RedirectDomains []string  `bun:"redirect_domains,type:text,notnull"`
+	WebhookURL      string    `bun:"webhook_url,nullzero"`
+	WebhookSecret   string    `bun:"webhook_secret,notnull"`
+	CreatedAt       time.Time `bun:"created_at,notnull"`
+	UpdatedAt       time.Time `bun:"updated_at,notnull"`
+}
+
+// InsertApp stores a new app and sets its ID.
+func InsertApp(ctx context.Context, db bun.IDB, a *App) error {
+	if a.RedirectDomains == nil {
+		a.RedirectDomains = []string{}
+	}
+	_, err := db.NewInsert().Model(a).Returning("id").Exec(ctx)
+	return translate(err)
+}
+
+// AppByID returns one app.
+func AppByID(ctx context.Context, db bun.IDB, id int64) (*App, error) {
+	a := new(App)
+	err := db.NewSelect().Model(a).Where("id = ?", id).Scan(ctx)
+	return a, translate(err)
+}
+
+// UpdateApp writes an app's mutable fields (name, status, redirect domains,
+// webhook URL) and bumps updated_at.
+func UpdateApp(ctx context.Context, db bun.IDB, a *App) error {
+	if a.RedirectDomains == nil {
+		a.RedirectDomains = []string{}
+	}
+	res, err := db.NewUpdate().Model(a).
+		Column("name", "status", "redirect_domains", "webhook_url", "updated_at").
+		WherePK().Exec(ctx)
+	return affectedOne(res, err)
+}
+
+// affectedOne turns "no row changed" into ErrNotFound.
+func affectedOne(res sql.Result, err error) error {
+	if err != nil {
+		return translate(err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// CountApps returns how many apps exist.
+func CountApps(ctx context.Context, db bun.IDB) (int, error) {
+	n, err := db.NewSelect().Model((*App)(nil)).Count(ctx)
+	return int(n), translate(err)
+}

@@ -1,0 +1,124 @@
+// Package store keeps Boxoffice's data: Bun models, versioned migrations and
+// the queries the services make, on PostgreSQL (production) or an embedded
+// SQLite file (zero set-up). Functions take bun.IDB so a service can compose
+// them inside one transaction; driver errors are translated into ErrNotFound
+// and ErrConflict before they leave this package.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
+)
+
+// DefaultURL is the embedded database used when DATABASE_URL is unset.
+const DefaultURL = "sqlite://./data/boxoffice.db"
+
+// DB is an open database: Bun on top, plus the PostgreSQL pool when there is one.
+type DB struct {
+	*bun.DB
+	// Pool is the pgx pool behind a PostgreSQL database; nil on SQLite.
+	Pool *pgxpool.Pool
+}
+
+// Postgres reports whether the database is PostgreSQL.
+func (db *DB) Postgres() bool { return db.Dialect().Name() == dialect.PG }
+
+// Open connects to the database DATABASE_URL names: sqlite://PATH or
+// postgres://…; it does not migrate.
+func Open(ctx context.Context, rawURL string) (*DB, error) {
+	if rawURL == "" {
+		rawURL = DefaultURL
+	}
+	switch {
+	case strings.HasPrefix(rawURL, "sqlite://"):
+		return openSQLite(strings.TrimPrefix(rawURL, "sqlite://"))
+	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
+		return openPostgres(ctx, rawURL)
+	default:
+		return nil, fmt.Errorf("unsupported DATABASE_URL %q: want sqlite://PATH or postgres://…", redactURL(rawURL))
+	}
+}
+
+func openSQLite(path string) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("DATABASE_URL sqlite:// needs a file path")
+	}
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create database directory: %w", err)
+		}
+	}
+	dsn := "file:" + path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)" +
+		"&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	sqldb, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	// SQLite has one writer. One connection serialises every statement in the
+	// process, which keeps transactions free of SQLITE_BUSY and is the driver's
+	// advice for job queues sharing the handle.
+	sqldb.SetMaxOpenConns(1)
+	sqldb.SetConnMaxIdleTime(0)
+	db := &DB{DB: bun.NewDB(sqldb, sqlitedialect.New())}
+	if err := db.Ping(); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	return db, nil
+}
+
+func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("parse DATABASE_URL %q: %w", redactURL(rawURL), err)
+	}
+	if cfg.MaxConns < 8 {
+		cfg.MaxConns = 8
+	}
+	cfg.MaxConnIdleTime = 5 * time.Minute
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect postgres: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect postgres %s: %w", redactURL(rawURL), err)
+	}
+	sqldb := stdlib.OpenDBFromPool(pool)
+	return &DB{DB: bun.NewDB(sqldb, pgdialect.New()), Pool: pool}, nil
+}
+
+// Close closes Bun's handle and the pool behind it.
+func (db *DB) Close() error {
+	err := db.DB.Close()
+	if db.Pool != nil {
+		db.Pool.Close()
+	}
+	return err
+}
+
+// redactURL drops the password from a connection URL so it can be logged.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	return u.Redacted()
+}

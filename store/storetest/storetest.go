@@ -1,0 +1,118 @@
+// Package storetest opens fresh, migrated databases for tests: an SQLite
+// file always, and a PostgreSQL schema of its own whenever
+// TEST_DATABASE_URL is set. It also counts the SQL statements a test makes.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/uptrace/bun"
+)
+
+// Kinds returns the databases tests run on: "sqlite", plus "postgres" when
+// TEST_DATABASE_URL is set.
+func Kinds() []string {
+	if os.Getenv("TEST_DATABASE_URL") != "" {
+		return []string{"sqlite", "postgres"}
+	}
+	return []string{"sqlite"}
+}
+
+// Each runs fn as a subtest on every database kind, each on a fresh database.
+func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
+	t.Helper()
+	for _, kind := range Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			fn(t, MustOpen(t, kind))
+		})
+	}
+}
+
+// MustOpen returns a fresh, migrated database of kind, removed when the test
+// ends. PostgreSQL that cannot be reached fails the test: CI must not pass
+// by skipping.
+func MustOpen(tb testing.TB, kind string) *store.DB {
+	tb.Helper()
+	ctx := context.Background()
+	var rawURL string
+	switch kind {
+	case "sqlite":
+		rawURL = "sqlite://" + filepath.Join(tb.TempDir(), "test.db")
+	case "postgres":
+		rawURL = freshSchema(tb)
+	default:
+		tb.Fatalf("storetest: unknown database kind %q", kind)
+	}
+	db, err := store.Open(ctx, rawURL)
+	if err != nil {
+		tb.Fatalf("storetest: open %s: %v", kind, err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	if err := store.Migrate(ctx, db); err != nil {
+		tb.Fatalf("storetest: migrate %s: %v", kind, err)
+	}
+	return db
+}
+
+// freshSchema creates a schema of the test's own in TEST_DATABASE_URL and
+// returns a URL whose connections use it; the schema is dropped afterwards.
+func freshSchema(tb testing.TB) string {
+	tb.Helper()
+	base := os.Getenv("TEST_DATABASE_URL")
+	if base == "" {
+		tb.Fatal("storetest: TEST_DATABASE_URL is not set")
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "t_" + hex.EncodeToString(b)
+	admin, err := store.Open(context.Background(), base)
+	if err != nil {
+		tb.Fatalf("storetest: PostgreSQL at TEST_DATABASE_URL is unreachable: %v", err)
+	}
+	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
+		admin.Close()
+		tb.Fatalf("storetest: create schema: %v", err)
+	}
+	tb.Cleanup(func() {
+		_, _ = admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+		admin.Close()
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		tb.Fatalf("storetest: TEST_DATABASE_URL: %v", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Counter is a Bun query hook counting the statements that reach the database.
+type Counter struct{ n atomic.Int64 }
+
+// Count attaches a new Counter to db.
+func Count(db *store.DB) *Counter {
+	c := &Counter{}
+	db.AddQueryHook(c)
+	return c
+}
+
+// BeforeQuery implements bun.QueryHook.
+func (c *Counter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
+
+// AfterQuery implements bun.QueryHook.
+func (c *Counter) AfterQuery(context.Context, *bun.QueryEvent) { c.n.Add(1) }
+
+// Reset zeroes the count.
+func (c *Counter) Reset() { c.n.Store(0) }
+
+// N returns the statements counted since the last Reset.
+func (c *Counter) N() int { return int(c.n.Load()) }

@@ -1,0 +1,55 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Ticket is a ticket type of one event date, with its price and stock.
+// Money is in minor units of Currency; Quantity nil means unlimited stock.
+type Ticket struct {
+	bun.BaseModel `bun:"table:tickets,alias:t"`
+
+	ID                 int64     `bun:"id,pk,autoincrement"`
+	Reference          string    `bun:"reference,notnull"`
+	EventDateID        int64     `bun:"event_date_id,notnull"`
+	Name               string    `bun:"name,notnull"`
+	Description        *string   `bun:"description"`
+	Free               bool      `bun:"free,notnull"`
+	Price              *int64    `bun:"price"`
+	PromotionalPrice   *int64    `bun:"promotional_price"`
+	Quantity           *int64    `bun:"quantity"`
+	Sold               int64     `bun:"sold,notnull"`
+	Held               int64     `bun:"held,notnull"`
+	TicketsPerAttendee *int64    `bun:"tickets_per_attendee"`
+	SalesStart         time.Time `bun:"sales_start,nullzero"`
+	SalesEnd           time.Time `bun:"sales_end,nullzero"`
+	Currency           string    `bun:"currency,notnull"`
+	CreatedAt          time.Time `bun:"created_at,notnull"`
+	UpdatedAt          time.Time `bun:"updated_at,notnull"`
+}
+
+// TicketsOfDates returns the tickets of these event dates, ordered by date and id.
+func TicketsOfDates(ctx context.Context, db bun.IDB, dateIDs []int64) ([]Ticket, error) {
+	ts := []Ticket{}
+	if len(dateIDs) == 0 {
+		return ts, nil
+	}
+	err := db.NewSelect().Model(&ts).
+		Where("t.event_date_id IN (?)", bun.List(dateIDs)).
+		Order("t.event_date_id", "t.id").
+		Scan(ctx)
+	return ts, translate(err)
+}
+
+// TicketsByReferences returns the tickets with these references.
+func TicketsByReferences(ctx context.Context, db bun.IDB, refs []string) ([]Ticket, error) {
+	var ts []Ticket
+	if len(refs) == 0 {
+		return ts, nil
+	}
+	err := db.NewSelect().Model(&ts).Where("reference IN (?)", bun.List(refs)).Scan(ctx)
+	return ts, translate(err)
+}
