@@ -1,0 +1,97 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/store"
+)
+
+// Header is the request header that carries the API key.
+const Header = "X-API-Key"
+
+// Principal is the authenticated caller: one key of one app.
+type Principal struct {
+	KeyID       int64
+	AppID       int64
+	AccountID   int64
+	Environment string // "test" or "live"
+}
+
+// Live reports whether the caller uses a live key.
+func (p *Principal) Live() bool { return p.Environment == store.EnvLive }
+
+type ctxKey struct{}
+
+// WithPrincipal returns a context carrying p.
+func WithPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, ctxKey{}, p)
+}
+
+// FromContext returns the caller of an authenticated request.
+// Errors: unauthorized when the context carries no caller (a route wired
+// without the authentication middleware).
+func FromContext(ctx context.Context) (*Principal, error) {
+	if p, ok := ctx.Value(ctxKey{}).(*Principal); ok {
+		return p, nil
+	}
+	return nil, apperr.New(apperr.Unauthorized, "Authenticated app context is missing.")
+}
+
+// Authenticator checks API keys against the database on every request, so a
+// revoked key, a suspended app or a disabled account stops working at once.
+type Authenticator struct {
+	DB *store.DB
+}
+
+// Authenticate resolves a raw X-API-Key value.
+// Errors: missing_api_key, invalid_api_key (malformed, unknown or revoked),
+// app_suspended, account_disabled, account_pending_approval.
+func (a *Authenticator) Authenticate(ctx context.Context, key string) (*Principal, error) {
+	if key == "" {
+		return nil, apperr.New(apperr.MissingAPIKey, "The X-API-Key header is required.")
+	}
+	env := parseKey(key)
+	if env == "" {
+		return nil, errInvalidKey
+	}
+	o, err := store.KeyOwnerByHash(ctx, a.DB, HashKey(key))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errInvalidKey
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !o.RevokedAt.IsZero() || o.Environment != env:
+		return nil, errInvalidKey
+	case o.AppStatus != store.AppActive:
+		return nil, apperr.New(apperr.AppSuspended, "This app is suspended.")
+	case o.AccountStatus == store.AccountDisabled:
+		return nil, apperr.New(apperr.AccountDisabled, "This developer account is disabled.")
+	case o.AccountStatus == store.AccountPendingApproval:
+		return nil, apperr.New(apperr.AccountPendingApproval, "This developer account is awaiting approval.")
+	case o.AccountStatus != store.AccountActive:
+		return nil, errInvalidKey
+	}
+	return &Principal{KeyID: o.KeyID, AppID: o.AppID, AccountID: o.AccountID, Environment: o.Environment}, nil
+}
+
+var errInvalidKey = apperr.New(apperr.InvalidAPIKey, "The API key is invalid or has been revoked.")
+
+// Middleware authenticates every request it wraps and puts the Principal in
+// its context; a rejected request is answered by fail and goes no further.
+func (a *Authenticator) Middleware(fail func(http.ResponseWriter, *http.Request, error)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			p, err := a.Authenticate(r.Context(), r.Header.Get(Header))
+			if err != nil {
+				fail(w, r, err)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+		})
+	}
+}
