@@ -1,0 +1,79 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// NewHandler returns the /graphql HTTP handler over the resolvers: POST and
+// GET transports, a parsed-query cache, introspection on, errors shaped by
+// Present and panics turned into internal_error.
+func NewHandler(root ResolverRoot, log *slog.Logger) http.Handler {
+	srv := handler.New(NewExecutableSchema(Config{Resolvers: root}))
+	srv.AddTransport(transport.Options{})
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.Use(extension.Introspection{})
+	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
+		return Present(ctx, err, log)
+	})
+	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
+		log.ErrorContext(ctx, "panic in GraphQL resolver", "panic", p, "stack", string(debug.Stack()))
+		return apperr.New(apperr.Internal, "Internal error.")
+	})
+	return srv
+}
+
+// Present shapes every GraphQL error: extensions.code is the REST error code
+// and extensions.status the HTTP status REST would answer. Query syntax and
+// validation errors are validation_failed; anything unexpected is logged and
+// reads as internal_error.
+func Present(ctx context.Context, err error, log *slog.Logger) *gqlerror.Error {
+	gqlErr := graphql.DefaultErrorPresenter(ctx, err)
+	var ae *apperr.Error
+	switch {
+	case errors.As(err, &ae):
+	case gqlErr.Err == nil:
+		// Produced by gqlgen itself: parsing, validation, argument coercion.
+		ae = &apperr.Error{Code: apperr.ValidationFailed, Message: gqlErr.Message}
+	default:
+		log.ErrorContext(ctx, "GraphQL resolver failed", "error", err)
+		ae = apperr.From(err)
+	}
+	gqlErr.Message = ae.Message
+	gqlErr.Extensions = map[string]any{"code": string(ae.Code), "status": ae.Status()}
+	if len(ae.Details) > 0 {
+		gqlErr.Extensions["details"] = ae.Details
+	}
+	return gqlErr
+}
+
+// WriteError answers a GraphQL request that was refused before execution
+// (authentication, limits) with a GraphQL-shaped body and err's HTTP status.
+func WriteError(w http.ResponseWriter, err error) {
+	ae := apperr.From(err)
+	ext := map[string]any{"code": string(ae.Code), "status": ae.Status()}
+	if len(ae.Details) > 0 {
+		ext["details"] = ae.Details
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(ae.Status())
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"errors": []map[string]any{{"message": ae.Message, "extensions": ext}},
+		"data":   nil,
+	})
+}

@@ -1,0 +1,100 @@
+// Package loaders holds the per-request dataloaders that batch every child
+// lookup of the catalog (dates of events, tickets of dates, venues), so the
+// number of SQL statements a request makes does not grow with its page size.
+package loaders
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/graph-gophers/dataloader/v7"
+)
+
+// wait is how long a loader gathers keys before it queries. GraphQL starts
+// the field resolvers of a list together, so a short window sees them all.
+const wait = 2 * time.Millisecond
+
+// Loaders are the dataloaders of one request.
+type Loaders struct {
+	// Dates maps an event id to its active dates, past ones included.
+	Dates *dataloader.Loader[int64, []store.EventDate]
+	// Tickets maps an event date id to its tickets.
+	Tickets *dataloader.Loader[int64, []store.Ticket]
+	// Venue maps a venue id to the venue (nil when missing).
+	Venue *dataloader.Loader[int64, *store.Venue]
+}
+
+// New returns fresh loaders over the catalog service.
+func New(c *catalog.Service) *Loaders {
+	return &Loaders{
+		Dates:   newLoader(c.ActiveDates, wait),
+		Tickets: newLoader(c.Tickets, wait),
+		Venue:   newLoader(c.Venues, wait),
+	}
+}
+
+// newLoader adapts a batch function returning a map into a dataloader; a key
+// absent from the map gets the zero value.
+func newLoader[V any](fetch func(context.Context, []int64) (map[int64]V, error), d time.Duration) *dataloader.Loader[int64, V] {
+	batch := func(ctx context.Context, keys []int64) []*dataloader.Result[V] {
+		out := make([]*dataloader.Result[V], len(keys))
+		found, err := fetch(ctx, keys)
+		for i, k := range keys {
+			out[i] = &dataloader.Result[V]{Data: found[k], Error: err}
+		}
+		return out
+	}
+	return dataloader.NewBatchedLoader(batch,
+		dataloader.WithWait[int64, V](d),
+		dataloader.WithBatchCapacity[int64, V](1000),
+	)
+}
+
+type ctxKey struct{}
+
+// For returns the loaders of the request ctx belongs to. A context without
+// them is a wiring mistake (a handler outside Middleware) and panics.
+func For(ctx context.Context) *Loaders {
+	if l, ok := ctx.Value(ctxKey{}).(*Loaders); ok {
+		return l
+	}
+	panic("loaders: context has no loaders; wrap the handler with loaders.Middleware")
+}
+
+// WithLoaders returns a context carrying l.
+func WithLoaders(ctx context.Context, l *Loaders) context.Context {
+	return context.WithValue(ctx, ctxKey{}, l)
+}
+
+// Middleware gives each request its own loaders, so cached values never
+// outlive the request that loaded them.
+func Middleware(c *catalog.Service) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(WithLoaders(r.Context(), New(c))))
+		})
+	}
+}
+
+// LoadNow loads keys through l without waiting for the batch window: when
+// the caller already knows every key it needs, waiting gains nothing. Keys
+// already cached cost nothing; the rest go out in one batch.
+func LoadNow[V any](ctx context.Context, l *dataloader.Loader[int64, V], keys []int64) ([]V, error) {
+	thunks := make([]dataloader.Thunk[V], len(keys))
+	for i, k := range keys {
+		thunks[i] = l.Load(ctx, k) // queues k in the current batch synchronously
+	}
+	l.Flush()
+	vals := make([]V, len(keys))
+	for i, th := range thunks {
+		v, err := th()
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = v
+	}
+	return vals, nil
+}

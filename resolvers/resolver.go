@@ -1,0 +1,17 @@
+// Package resolvers is the application layer both APIs call: the GraphQL
+// resolvers gqlgen generated stubs for, and the very methods REST handlers
+// adapt onto. Rules live in the capability packages; this package loads
+// through the per-request dataloaders and converts to the API's types.
+package resolvers
+
+import (
+	"time"
+
+	"github.com/boxoffice/boxoffice/catalog"
+)
+
+// Resolver is the dependency-injection root of the resolvers.
+type Resolver struct {
+	Catalog *catalog.Service
+	Now     func() time.Time
+}

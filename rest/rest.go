@@ -1,0 +1,130 @@
+// Package rest serves the /api/v1 contract of spec/ticketing-api.md as thin
+// adapters: each handler decodes the request, calls the resolver method
+// GraphQL calls, and renders the spec's JSON. No business rule lives here.
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/resolvers"
+	"github.com/go-chi/chi/v5"
+)
+
+// Handler serves the REST API.
+type Handler struct {
+	Resolver *resolvers.Resolver
+	Log      *slog.Logger
+}
+
+// Routes registers the /api/v1 routes on r (already mounted at /api/v1 and
+// behind authentication), with spec-shaped 404 and 405 answers.
+func (h *Handler) Routes(r chi.Router) {
+	r.Get("/events", h.listEvents)
+	r.Get("/events/{id}", h.getEvent)
+	r.Get("/events/{id}/dates", h.listEventDates)
+	r.Get("/event-dates/{id}/tickets", h.listTickets)
+	r.NotFound(h.notFound)
+	r.MethodNotAllowed(h.methodNotAllowed)
+}
+
+// errorBody is the spec's error object.
+type errorBody struct {
+	Error errorJSON `json:"error"`
+}
+
+type errorJSON struct {
+	Code    apperr.Code    `json:"code"`
+	Message string         `json:"message"`
+	Details apperr.Details `json:"details,omitempty"`
+}
+
+// WriteError renders err as {error: {code, message, details?}} with its
+// status. Errors that are not *apperr.Error are logged and read as
+// internal_error, revealing nothing.
+func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	ae := apperr.From(err)
+	if ae.Code == apperr.Internal && log != nil {
+		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+	}
+	writeJSON(w, ae.Status(), errorBody{Error: errorJSON{Code: ae.Code, Message: ae.Message, Details: ae.Details}})
+}
+
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	WriteError(w, r, h.Log, err)
+}
+
+// NotFound answers an unknown route with 404 not_found.
+func NotFound(w http.ResponseWriter, r *http.Request) {
+	WriteError(w, r, nil, apperr.New(apperr.NotFound, "No route matches %s %s.", r.Method, r.URL.Path))
+}
+
+// MethodNotAllowed answers a known route with a wrong method with 405 method_not_allowed.
+func MethodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	WriteError(w, r, nil, apperr.New(apperr.MethodNotAllowed, "Method %s is not allowed on %s.", r.Method, r.URL.Path))
+}
+
+func (h *Handler) notFound(w http.ResponseWriter, r *http.Request)         { NotFound(w, r) }
+func (h *Handler) methodNotAllowed(w http.ResponseWriter, r *http.Request) { MethodNotAllowed(w, r) }
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"error":{"code":"internal_error","message":"Internal error."}}` + "\n")
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// query reads typed query parameters, collecting problems as validation details.
+type query struct {
+	r       *http.Request
+	details apperr.Details
+}
+
+func newQuery(r *http.Request) *query { return &query{r: r, details: apperr.Details{}} }
+
+func (q *query) int(name string) int {
+	s := q.r.URL.Query().Get(name)
+	if s == "" {
+		return 0
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 1 {
+		q.details.Add(name, "must be a positive integer")
+	}
+	return v
+}
+
+func (q *query) bool(name string) bool {
+	s := q.r.URL.Query().Get(name)
+	if s == "" {
+		return false
+	}
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		q.details.Add(name, "must be true or false")
+	}
+	return v
+}
+
+func (q *query) err() error { return apperr.Validation(q.details) }
+
+// pathID reads an integer path parameter; anything else is notFound.
+func pathID(r *http.Request, notFound *apperr.Error) (int, error) {
+	v, err := strconv.Atoi(chi.URLParam(r, "id"))
+	if err != nil || v < 1 {
+		return 0, notFound
+	}
+	return v, nil
+}

@@ -1,0 +1,52 @@
+// Package seed creates the demo data `make run` and `boxoffice seed demo`
+// start from: a catalog of Accra events covering free, paid, promotional,
+// sold-out, multi-date, past, private and hidden cases, and a demo account
+// with one app whose keys are printed once.
+package seed
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/provision"
+	"github.com/boxoffice/boxoffice/store"
+)
+
+// Demo account and app.
+const (
+	DemoEmail          = "demo@boxoffice.test"
+	DemoRedirectDomain = "partner.example"
+)
+
+// Result is what seeding printed: the demo app with its one-time secrets.
+type Result struct {
+	AccountID int64
+	App       *provision.NewApp
+	Catalog   *catalog.ImportResult
+}
+
+// Demo imports the demo catalog (dates placed relative to now, so it is
+// always upcoming) and creates the demo account, if missing, and a new demo
+// app whose keys are returned.
+func Demo(ctx context.Context, db *store.DB, prov *provision.Service, now time.Time) (*Result, error) {
+	res, err := catalog.Import(ctx, db, DemoCatalog(now), now)
+	if err != nil {
+		return nil, err
+	}
+	acc, err := store.AccountByEmail(ctx, db, DemoEmail)
+	if errors.Is(err, store.ErrNotFound) {
+		acc, err = prov.CreateAccount(ctx, provision.AccountInput{Name: "Demo Partner Ltd", Email: DemoEmail})
+	}
+	if err != nil {
+		return nil, err
+	}
+	app, err := prov.CreateApp(ctx, provision.AppInput{
+		AccountID: acc.ID, Name: "Demo ticket shop", RedirectDomains: []string{DemoRedirectDomain},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Result{AccountID: acc.ID, App: app, Catalog: res}, nil
+}
