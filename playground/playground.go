@@ -1,0 +1,239 @@
+// Package playground serves the GraphiQL playground for the GraphQL API: an
+// HTML page that runs GraphiQL against the API's endpoint, and the GraphiQL
+// and React browser bundles it loads. The bundles are embedded in the binary
+// (see assets/VERSIONS.txt for their versions and licenses), so the
+// playground needs no CDN and no network beyond the API itself.
+package playground
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// assetFS holds the browser bundles. VERSIONS.txt is documentation and is
+// deliberately not embedded, so it is not served.
+//
+//go:embed assets/*.js assets/*.css
+var assetFS embed.FS
+
+// Asset file names, as served under the asset prefix.
+const (
+	graphiqlJS  = "graphiql.min.js"
+	graphiqlCSS = "graphiql.min.css"
+	reactJS     = "react.production.min.js"
+	reactDOMJS  = "react-dom.production.min.js"
+)
+
+// asset is one embedded file with what its responses need.
+type asset struct {
+	body        []byte
+	contentType string
+	etag        string // strong ETag, quoted
+	version     string // short content hash, for cache-busting URLs
+}
+
+// assets maps a file name to its asset; it is read-only after init.
+var assets = loadAssets()
+
+func loadAssets() map[string]*asset {
+	entries, err := fs.ReadDir(assetFS, "assets")
+	if err != nil {
+		panic("playground: " + err.Error())
+	}
+	m := make(map[string]*asset, len(entries))
+	for _, e := range entries {
+		body, err := assetFS.ReadFile("assets/" + e.Name())
+		if err != nil {
+			panic("playground: " + err.Error())
+		}
+		sum := sha256.Sum256(body)
+		h := hex.EncodeToString(sum[:])
+		ct := "application/octet-stream"
+		switch path.Ext(e.Name()) {
+		case ".js":
+			ct = "text/javascript; charset=utf-8"
+		case ".css":
+			ct = "text/css; charset=utf-8"
+		}
+		m[e.Name()] = &asset{body: body, contentType: ct, etag: `"` + h + `"`, version: h[:12]}
+	}
+	for _, name := range []string{graphiqlJS, graphiqlCSS, reactJS, reactDOMJS} {
+		if m[name] == nil {
+			panic("playground: missing embedded asset " + name)
+		}
+	}
+	return m
+}
+
+// The defaults GraphiQL starts with when the browser has nothing stored.
+const (
+	defaultHeaders = "{\n  \"X-API-Key\": \"paste your svc_test_ key here\"\n}"
+	defaultQuery   = `# Paste your test key (printed by ` + "`make run`" + `) into the Headers tab below.
+query Catalog {
+  events(perPage: 5) {
+    pageInfo { total page totalPages }
+    nodes {
+      id name nextStartdateDisplay
+      pricing { hasFreeTickets hasPaidTickets isEntirelyFree }
+      dates { id startdateDisplay venue { name city } tickets { name effectivePrice currency quantityAvailable } }
+    }
+  }
+}
+`
+)
+
+// pageData is what pageTemplate renders. html/template escapes each value
+// for where it lands: text, URL attribute or JavaScript string.
+type pageData struct {
+	Endpoint       string
+	DefaultQuery   string
+	DefaultHeaders string
+	GraphiQLCSS    string
+	GraphiQLJS     string
+	ReactJS        string
+	ReactDOMJS     string
+}
+
+var pageTemplate = template.Must(template.New("playground").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>Boxoffice GraphQL playground</title>
+<link rel="stylesheet" href="{{.GraphiQLCSS}}">
+<style>
+  html, body { height: 100%; margin: 0; }
+  body { display: flex; flex-direction: column; overflow: hidden; }
+  .bo-header {
+    flex: none; display: flex; align-items: baseline; gap: 0.75rem;
+    padding: 0.45rem 1rem; font: 13px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+    color: hsl(219, 28%, 32%); background: hsl(219, 28%, 97%);
+    border-bottom: 1px solid hsla(219, 28%, 32%, 0.12);
+  }
+  .bo-header strong { font-weight: 600; color: hsl(219, 28%, 18%); }
+  .bo-header code { font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+  .bo-header .bo-hint { margin-left: auto; opacity: 0.75; }
+  @media (prefers-color-scheme: dark) {
+    body:not(.graphiql-light) .bo-header { color: hsl(219, 29%, 78%); background: hsl(219, 29%, 14%); border-bottom-color: hsla(219, 29%, 78%, 0.12); }
+    body:not(.graphiql-light) .bo-header strong { color: hsl(219, 29%, 92%); }
+  }
+  body.graphiql-dark .bo-header { color: hsl(219, 29%, 78%); background: hsl(219, 29%, 14%); border-bottom-color: hsla(219, 29%, 78%, 0.12); }
+  body.graphiql-dark .bo-header strong { color: hsl(219, 29%, 92%); }
+  #graphiql { flex: 1; min-height: 0; }
+</style>
+</head>
+<body>
+<header class="bo-header">
+  <strong>Boxoffice GraphQL playground</strong>
+  <span>endpoint <code>{{.Endpoint}}</code></span>
+  <span class="bo-hint">Put your <code>svc_test_</code> key in the Headers tab as <code>X-API-Key</code>.</span>
+</header>
+<div id="graphiql">Loading the playground…</div>
+<script src="{{.ReactJS}}"></script>
+<script src="{{.ReactDOMJS}}"></script>
+<script src="{{.GraphiQLJS}}"></script>
+<script>
+  (function () {
+    var fetcher = GraphiQL.createFetcher({ url: {{.Endpoint}} });
+    var root = ReactDOM.createRoot(document.getElementById("graphiql"));
+    root.render(React.createElement(GraphiQL, {
+      fetcher: fetcher,
+      defaultQuery: {{.DefaultQuery}},
+      defaultHeaders: {{.DefaultHeaders}},
+      isHeadersEditorEnabled: true,
+      shouldPersistHeaders: true,
+      defaultEditorToolsVisibility: "headers"
+    }));
+  })();
+</script>
+</body>
+</html>
+`))
+
+// Handler returns the playground's handler. endpoint is the URL GraphiQL
+// POSTs its JSON requests to (for example "/graphql"); assetPrefix is the
+// URL path the embedded bundles are served under (for example
+// "/playground/assets/"; a missing trailing slash is added). It panics if
+// assetPrefix does not begin with "/".
+//
+// A request whose path begins with assetPrefix is for a bundle:
+// graphiql.min.js, graphiql.min.css, react.production.min.js or
+// react-dom.production.min.js, answered with its JavaScript or CSS content
+// type, an ETag and a one-year immutable Cache-Control (the page links them
+// with a content-hash query string, so a new build's bundles get new URLs);
+// any other name under the prefix is 404. Every other path gets the
+// playground page (text/html, Cache-Control: no-cache), so the handler can
+// be mounted at the GraphQL endpoint's own path for GET requests and at
+// assetPrefix. Both answer GET and HEAD; other methods get 405 with
+// Allow: GET, HEAD.
+func Handler(endpoint, assetPrefix string) http.Handler {
+	if !strings.HasPrefix(assetPrefix, "/") {
+		panic("playground: assetPrefix must begin with /: " + strconv.Quote(assetPrefix))
+	}
+	if !strings.HasSuffix(assetPrefix, "/") {
+		assetPrefix += "/"
+	}
+	assetURL := func(name string) string {
+		return assetPrefix + name + "?v=" + assets[name].version
+	}
+	var buf bytes.Buffer
+	if err := pageTemplate.Execute(&buf, pageData{
+		Endpoint:       endpoint,
+		DefaultQuery:   defaultQuery,
+		DefaultHeaders: defaultHeaders,
+		GraphiQLCSS:    assetURL(graphiqlCSS),
+		GraphiQLJS:     assetURL(graphiqlJS),
+		ReactJS:        assetURL(reactJS),
+		ReactDOMJS:     assetURL(reactDOMJS),
+	}); err != nil {
+		panic("playground: rendering page: " + err.Error())
+	}
+	return &handler{page: buf.Bytes(), assetPrefix: assetPrefix}
+}
+
+type handler struct {
+	page        []byte
+	assetPrefix string
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "405 method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if name, ok := strings.CutPrefix(r.URL.Path, h.assetPrefix); ok {
+		a := assets[name]
+		if a == nil {
+			http.NotFound(w, r)
+			return
+		}
+		hd := w.Header()
+		hd.Set("Content-Type", a.contentType)
+		hd.Set("Cache-Control", "public, max-age=31536000, immutable")
+		hd.Set("ETag", a.etag)
+		hd.Set("X-Content-Type-Options", "nosniff")
+		// ServeContent handles HEAD, If-None-Match and Range.
+		http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.body))
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "text/html; charset=utf-8")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Content-Length", strconv.Itoa(len(h.page)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		w.Write(h.page)
+	}
+}
