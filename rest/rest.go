@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/resolvers"
@@ -63,8 +64,18 @@ func NotFound(w http.ResponseWriter, r *http.Request) {
 	WriteError(w, r, nil, apperr.New(apperr.NotFound, "No route matches %s %s.", r.Method, r.URL.Path))
 }
 
-// MethodNotAllowed answers a known route with a wrong method with 405 method_not_allowed.
+// MethodNotAllowed answers a known route with a wrong method with 405
+// method_not_allowed and an Allow header listing the methods it takes.
 func MethodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	if rctx := chi.RouteContext(r.Context()); rctx != nil && rctx.Routes != nil {
+		var allowed []string
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+			if rctx.Routes.Match(chi.NewRouteContext(), m, r.URL.Path) {
+				allowed = append(allowed, m)
+			}
+		}
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+	}
 	WriteError(w, r, nil, apperr.New(apperr.MethodNotAllowed, "Method %s is not allowed on %s.", r.Method, r.URL.Path))
 }
 

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/boxoffice/boxoffice/auth"
+	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/provision"
+	"github.com/boxoffice/boxoffice/resolvers"
+	"github.com/boxoffice/boxoffice/store"
+)
+
+// Config is the service's configuration (OPERATOR.md, "Configuration").
+type Config struct {
+	DatabaseURL   string
+	Addr          string
+	PublicBaseURL string
+	// AllowPrivateWebhooks accepts http:// and private webhook targets.
+	AllowPrivateWebhooks bool
+}
+
+// Main is the whole program, built in one place: configuration, database
+// and every service. Commands and tests open one, use it, and close it.
+type Main struct {
+	Config    Config
+	DB        *store.DB
+	Log       *slog.Logger
+	Now       func() time.Time
+	Catalog   *catalog.Service
+	Auth      *auth.Authenticator
+	Provision *provision.Service
+	Resolver  *resolvers.Resolver
+}
+
+// Open connects to the database and builds the services; it does not migrate.
+func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Main, error) {
+	db, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	return New(cfg, db, log), nil
+}
+
+// New builds the services over an open database.
+func New(cfg Config, db *store.DB, log *slog.Logger) *Main {
+	now := func() time.Time { return time.Now().UTC() }
+	m := &Main{Config: cfg, DB: db, Log: log, Now: now}
+	m.Catalog = &catalog.Service{DB: db, Now: now}
+	m.Auth = &auth.Authenticator{DB: db}
+	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks}
+	m.Resolver = &resolvers.Resolver{Catalog: m.Catalog, Now: now}
+	return m
+}
+
+// Close releases the database.
+func (m *Main) Close() error { return m.DB.Close() }
+
+// Serve answers HTTP on ln until ctx is cancelled, then shuts down
+// gracefully: it stops accepting and lets in-flight requests finish.
+func (m *Main) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           m.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

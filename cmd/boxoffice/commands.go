@@ -1,0 +1,378 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/provision"
+	"github.com/boxoffice/boxoffice/seed"
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/urfave/cli/v3"
+)
+
+var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print exactly one JSON object on stdout"}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// args returns the command's positional arguments, refusing a wrong count.
+func args(cmd *cli.Command, names ...string) ([]string, error) {
+	got := cmd.Args().Slice()
+	if len(got) != len(names) {
+		return nil, fmt.Errorf("%s needs %d argument(s): %s", cmd.FullName(), len(names), strings.Join(names, " "))
+	}
+	return got, nil
+}
+
+func parseID(what, s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id < 1 {
+		return 0, fmt.Errorf("%s %q is not a positive integer id", what, s)
+	}
+	return id, nil
+}
+
+// appJSON is the object `apps create` and `seed demo` print.
+type appJSON struct {
+	ID            int64  `json:"id"`
+	AccountID     int64  `json:"account_id"`
+	Name          string `json:"name"`
+	TestKey       string `json:"test_key"`
+	LiveKey       string `json:"live_key"`
+	WebhookSecret string `json:"webhook_secret"`
+}
+
+func toAppJSON(a *provision.NewApp) appJSON {
+	return appJSON{ID: a.App.ID, AccountID: a.App.AccountID, Name: a.App.Name,
+		TestKey: a.TestKey, LiveKey: a.LiveKey, WebhookSecret: a.WebhookSecret}
+}
+
+func printNewApp(w io.Writer, a *provision.NewApp) {
+	fmt.Fprintf(w, "app %d %q of account %d (keys and secret are shown only this once)\n", a.App.ID, a.App.Name, a.App.AccountID)
+	fmt.Fprintf(w, "  test key:       %s\n  live key:       %s\n  webhook secret: %s\n", a.TestKey, a.LiveKey, a.WebhookSecret)
+}
+
+func serveCommand(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "run pending migrations, then serve HTTP until SIGINT/SIGTERM",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "demo", Usage: "on a database without apps, seed the demo catalog and app and print its keys"}},
+		Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+			ln, err := net.Listen("tcp", m.Config.Addr)
+			if err != nil {
+				return err
+			}
+			if cmd.Bool("demo") {
+				if err := seedOnFirstStart(ctx, stdout, m); err != nil {
+					ln.Close()
+					return err
+				}
+			}
+			base := m.Config.PublicBaseURL
+			fmt.Fprintf(stdout, "\nBoxoffice is listening on %s\n  REST:       %s/api/v1/events\n  GraphQL:    %s/graphql (open it in a browser for the playground)\n\n",
+				ln.Addr(), base, base)
+			m.Log.Info("serving", "addr", ln.Addr().String())
+			return m.Serve(ctx, ln)
+		}),
+	}
+}
+
+// seedOnFirstStart seeds the demo when no app exists yet; later starts only
+// say how to get a fresh key, since only key hashes are stored.
+func seedOnFirstStart(ctx context.Context, w io.Writer, m *Main) error {
+	n, err := store.CountApps(ctx, m.DB)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		fmt.Fprintf(w, "Demo data is already seeded; its keys were printed on first start.\n"+
+			"Lost them? boxoffice keys rotate --app 1 --env test   (or delete %s to start over)\n", strings.TrimPrefix(m.Config.DatabaseURL, "sqlite://"))
+		return nil
+	}
+	res, err := seed.Demo(ctx, m.DB, m.Provision, m.Now())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Seeded the demo catalog (%d events) and a demo ", len(res.Catalog.Events))
+	printNewApp(w, res.App)
+	fmt.Fprintf(w, "\nTry it:\n  curl -H 'X-API-Key: %s' %s/api/v1/events\n", res.App.TestKey, m.Config.PublicBaseURL)
+	return nil
+}
+
+func seedCommand(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:  "seed",
+		Usage: "create demo data",
+		Commands: []*cli.Command{{
+			Name:  "demo",
+			Usage: "import the demo catalog and create a demo account and app; prints its keys",
+			Flags: []cli.Flag{jsonFlag},
+			Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				res, err := seed.Demo(ctx, m.DB, m.Provision, m.Now())
+				if err != nil {
+					return err
+				}
+				if cmd.Bool("json") {
+					return printJSON(stdout, toAppJSON(res.App))
+				}
+				printNewApp(stdout, res.App)
+				return nil
+			}),
+		}},
+	}
+}
+
+func catalogCommand(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:  "catalog",
+		Usage: "manage the published catalog",
+		Commands: []*cli.Command{{
+			Name:      "import",
+			Usage:     "upsert a catalog file by reference, all or nothing",
+			ArgsUsage: "FILE",
+			Flags:     []cli.Flag{jsonFlag},
+			Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				a, err := args(cmd, "FILE")
+				if err != nil {
+					return err
+				}
+				f, err := os.Open(a[0])
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				file, err := catalog.ParseFile(f)
+				if err != nil {
+					return err
+				}
+				res, err := catalog.Import(ctx, m.DB, file, m.Now())
+				if err != nil {
+					return err
+				}
+				if cmd.Bool("json") {
+					return printJSON(stdout, res)
+				}
+				fmt.Fprintf(stdout, "imported %d venues, %d events, %d event dates, %d tickets\n",
+					len(res.Venues), len(res.Events), len(res.EventDates), len(res.Tickets))
+				return nil
+			}),
+		}},
+	}
+}
+
+func accountsCommand(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:  "accounts",
+		Usage: "manage developer accounts",
+		Commands: []*cli.Command{
+			{
+				Name:  "create",
+				Usage: "create a developer account",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "name", Required: true},
+					&cli.StringFlag{Name: "email", Required: true},
+					&cli.StringFlag{Name: "status", Value: store.AccountActive, Usage: "active, pending_approval or disabled"},
+					jsonFlag,
+				},
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					a, err := m.Provision.CreateAccount(ctx, provision.AccountInput{
+						Name: cmd.String("name"), Email: cmd.String("email"), Status: cmd.String("status"),
+					})
+					if err != nil {
+						return err
+					}
+					if cmd.Bool("json") {
+						return printJSON(stdout, map[string]any{"id": a.ID, "name": a.Name, "email": a.Email, "status": a.Status})
+					}
+					fmt.Fprintf(stdout, "account %d %q <%s> is %s\n", a.ID, a.Name, a.Email, a.Status)
+					return nil
+				}),
+			},
+			{
+				Name:      "set-status",
+				Usage:     "change an account's status",
+				ArgsUsage: "ID active|pending_approval|disabled",
+				Flags:     []cli.Flag{jsonFlag},
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					a, err := args(cmd, "ID", "STATUS")
+					if err != nil {
+						return err
+					}
+					id, err := parseID("account", a[0])
+					if err != nil {
+						return err
+					}
+					if err := m.Provision.SetAccountStatus(ctx, id, a[1]); err != nil {
+						return err
+					}
+					if cmd.Bool("json") {
+						return printJSON(stdout, map[string]any{"id": id, "status": a[1]})
+					}
+					fmt.Fprintf(stdout, "account %d is %s\n", id, a[1])
+					return nil
+				}),
+			},
+		},
+	}
+}
+
+func appsCommand(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:  "apps",
+		Usage: "manage partner apps",
+		Commands: []*cli.Command{
+			{
+				Name:  "create",
+				Usage: "create an app with a test key, a live key and a webhook secret",
+				Flags: []cli.Flag{
+					&cli.Int64Flag{Name: "account", Required: true, Usage: "owning account id"},
+					&cli.StringFlag{Name: "name", Required: true},
+					&cli.StringSliceFlag{Name: "redirect-domain", Usage: "allowed redirect host (repeatable)"},
+					&cli.StringFlag{Name: "webhook-url"},
+					jsonFlag,
+				},
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					a, err := m.Provision.CreateApp(ctx, provision.AppInput{
+						AccountID: cmd.Int64("account"), Name: cmd.String("name"),
+						RedirectDomains: cmd.StringSlice("redirect-domain"), WebhookURL: cmd.String("webhook-url"),
+					})
+					if err != nil {
+						return err
+					}
+					if cmd.Bool("json") {
+						return printJSON(stdout, toAppJSON(a))
+					}
+					printNewApp(stdout, a)
+					return nil
+				}),
+			},
+			{
+				Name:      "update",
+				Usage:     "change an app's redirect allowlist, webhook URL or name",
+				ArgsUsage: "ID",
+				Flags: []cli.Flag{
+					&cli.StringSliceFlag{Name: "redirect-domain", Usage: "add an allowed redirect host (repeatable)"},
+					&cli.BoolFlag{Name: "clear-redirect-domains", Usage: "empty the allowlist first"},
+					&cli.StringFlag{Name: "webhook-url", Usage: "webhook URL (empty string removes it)"},
+					&cli.StringFlag{Name: "name"},
+					jsonFlag,
+				},
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					a, err := args(cmd, "ID")
+					if err != nil {
+						return err
+					}
+					id, err := parseID("app", a[0])
+					if err != nil {
+						return err
+					}
+					up := provision.AppUpdate{
+						RedirectDomains:      cmd.StringSlice("redirect-domain"),
+						ClearRedirectDomains: cmd.Bool("clear-redirect-domains"),
+					}
+					if cmd.IsSet("webhook-url") {
+						u := cmd.String("webhook-url")
+						up.WebhookURL = &u
+					}
+					if cmd.IsSet("name") {
+						n := cmd.String("name")
+						up.Name = &n
+					}
+					app, err := m.Provision.UpdateApp(ctx, id, up)
+					if err != nil {
+						return err
+					}
+					out := map[string]any{"id": app.ID, "account_id": app.AccountID, "name": app.Name, "status": app.Status,
+						"redirect_domains": app.RedirectDomains, "webhook_url": app.WebhookURL}
+					if cmd.Bool("json") {
+						return printJSON(stdout, out)
+					}
+					fmt.Fprintf(stdout, "app %d %q: redirect domains [%s], webhook URL %q\n", app.ID, app.Name,
+						strings.Join(app.RedirectDomains, ", "), app.WebhookURL)
+					return nil
+				}),
+			},
+			{
+				Name:      "set-status",
+				Usage:     "suspend or reactivate an app",
+				ArgsUsage: "ID active|suspended",
+				Flags:     []cli.Flag{jsonFlag},
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					a, err := args(cmd, "ID", "STATUS")
+					if err != nil {
+						return err
+					}
+					id, err := parseID("app", a[0])
+					if err != nil {
+						return err
+					}
+					if err := m.Provision.SetAppStatus(ctx, id, a[1]); err != nil {
+						return err
+					}
+					if cmd.Bool("json") {
+						return printJSON(stdout, map[string]any{"id": id, "status": a[1]})
+					}
+					fmt.Fprintf(stdout, "app %d is %s\n", id, a[1])
+					return nil
+				}),
+			},
+		},
+	}
+}
+
+func keysCommand(stdout, stderr io.Writer) *cli.Command {
+	keyFlags := func() []cli.Flag {
+		return []cli.Flag{
+			&cli.Int64Flag{Name: "app", Required: true, Usage: "app id"},
+			&cli.StringFlag{Name: "env", Required: true, Usage: "test or live"},
+			jsonFlag,
+		}
+	}
+	return &cli.Command{
+		Name:  "keys",
+		Usage: "rotate and revoke API keys",
+		Commands: []*cli.Command{
+			{
+				Name:  "rotate",
+				Usage: "revoke the app's current key of --env and issue a new one",
+				Flags: keyFlags(),
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					key, err := m.Provision.RotateKey(ctx, cmd.Int64("app"), cmd.String("env"))
+					if err != nil {
+						return err
+					}
+					if cmd.Bool("json") {
+						return printJSON(stdout, map[string]any{"app_id": cmd.Int64("app"), "env": cmd.String("env"), "key": key})
+					}
+					fmt.Fprintf(stdout, "new %s key of app %d (shown only this once): %s\n", cmd.String("env"), cmd.Int64("app"), key)
+					return nil
+				}),
+			},
+			{
+				Name:  "revoke",
+				Usage: "revoke the app's key of --env; requests with it fail at once",
+				Flags: keyFlags(),
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					if err := m.Provision.RevokeKey(ctx, cmd.Int64("app"), cmd.String("env")); err != nil {
+						return err
+					}
+					if cmd.Bool("json") {
+						return printJSON(stdout, map[string]any{"app_id": cmd.Int64("app"), "env": cmd.String("env"), "revoked": true})
+					}
+					fmt.Fprintf(stdout, "revoked the %s key of app %d\n", cmd.String("env"), cmd.Int64("app"))
+					return nil
+				}),
+			},
+		},
+	}
+}

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/stretchr/testify/require"
+)
+
+const eventFieldsGQL = `id reference name slug description imageUrl activeDatesCount hasMultipleDates
+	ussdCode ussdFullCode hasUssd nextStartdate lastEnddate nextStartdateIso lastEnddateIso
+	nextStartdateDisplay lastEnddateDisplay timezone createdAt updatedAt
+	pricing { hasFreeTickets hasPaidTickets isEntirelyFree }`
+
+const dateFieldsGQL = `id reference eventId startdate enddate startdateIso enddateIso startdateDisplay enddateDisplay
+	online venueId venueName venueSlug venueStreet venueCity venueState venueLat venueLng timezone`
+
+const ticketFieldsGQL = `id reference eventdateId name description free price promotionalprice quantity
+	quantityAvailable ticketsperattendee salesstartdate salesenddate salesstartdateIso salesenddateIso
+	currency currencySymbol isFree effectivePrice requiresPayment timezone`
+
+// snake converts GraphQL's camelCase names to the REST contract's snake_case.
+func snake(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// snakeKeys rewrites every object key of a decoded GraphQL value.
+func snakeKeys(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[snake(k)] = snakeKeys(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = snakeKeys(x)
+		}
+		return out
+	}
+	return v
+}
+
+func TestParityRESTGraphQL(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tb := setup(t, db)
+		for _, ref := range []string{"DEMO-HIGHLIFE", "DEMO-MOVIES", "DEMO-TECHSUMMIT", "DEMO-PAST"} {
+			t.Run(ref, func(t *testing.T) {
+				id := tb.demo.Catalog.Events[ref]
+				q := fmt.Sprintf(`query($id: Int!) { event(id: $id) { %s
+					dates(includePast: true) { %s tickets { %s } } } }`, eventFieldsGQL, dateFieldsGQL, ticketFieldsGQL)
+				gql := tb.graphql(t, tb.testKey, q, map[string]any{"id": id})
+				require.Equal(t, http.StatusOK, gql.Status, "%s", gql.Raw)
+				require.Nil(t, gql.Body["errors"], "%s", gql.Raw)
+				g := snakeKeys(gql.Body["data"].(map[string]any)["event"]).(map[string]any)
+
+				rest := tb.get(t, fmt.Sprintf("/api/v1/events/%d", id), tb.testKey).Body["data"].(map[string]any)
+				gDates := g["dates"].([]any)
+				delete(g, "dates")
+				require.Equal(t, rest, g, "event")
+
+				restDates := tb.get(t, fmt.Sprintf("/api/v1/events/%d/dates?include_past=true", id), tb.testKey).Body["data"].([]any)
+				require.Len(t, gDates, len(restDates))
+				for i, rd := range restDates {
+					gd := gDates[i].(map[string]any)
+					gTickets := gd["tickets"]
+					delete(gd, "tickets")
+					require.Equal(t, rd, gd, "date %d", i)
+					restTickets := tb.get(t, fmt.Sprintf("/api/v1/event-dates/%v/tickets", rd.(map[string]any)["id"]), tb.testKey).Body["data"]
+					require.Equal(t, restTickets, gTickets, "tickets of date %d", i)
+				}
+			})
+		}
+	})
+}
+
+func TestGraphQL(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tb := setup(t, db)
+		t.Run("EventsPage", func(t *testing.T) {
+			res := tb.graphql(t, tb.testKey, `{ events(perPage: 2, page: 2) { timezone
+				pageInfo { page perPage total totalPages hasNext hasPrev } nodes { name } } }`, nil)
+			require.Nil(t, res.Body["errors"], "%s", res.Raw)
+			page := res.Body["data"].(map[string]any)["events"].(map[string]any)
+			require.Equal(t, map[string]any{"page": 2.0, "perPage": 2.0, "total": 7.0, "totalPages": 4.0, "hasNext": true, "hasPrev": true}, page["pageInfo"])
+			require.Equal(t, "Africa/Accra", page["timezone"])
+			require.Len(t, page["nodes"], 2)
+		})
+		t.Run("Venue", func(t *testing.T) {
+			res := tb.graphql(t, tb.testKey, `query($id: Int!) { eventDate(id: $id) { venue { name city lat } tickets { name } } }`,
+				map[string]any{"id": tb.demo.Catalog.EventDates["DEMO-JAZZ-1"]})
+			require.Nil(t, res.Body["errors"], "%s", res.Raw)
+			d := res.Body["data"].(map[string]any)["eventDate"].(map[string]any)
+			require.Equal(t, map[string]any{"name": "Baba Yara Sports Stadium", "city": "Kumasi", "lat": 6.6836}, d["venue"])
+		})
+		errCases := []struct {
+			name, query, code string
+			status            float64
+		}{
+			{"ErrEventNotFound", fmt.Sprintf(`{ event(id: %d) { id } }`, tb.demo.Catalog.Events["DEMO-HIDDEN"]), "event_not_found", 404},
+			{"ErrEventDateNotFound", `{ eventDate(id: 999999) { id } }`, "event_date_not_found", 404},
+			{"ErrValidation", `{ events(perPage: -1) { nodes { id } } }`, "validation_failed", 422},
+			{"ErrUnknownField", `{ events { nodes { nope } } }`, "validation_failed", 422},
+			{"ErrSyntax", `{ events { `, "validation_failed", 422},
+		}
+		for _, tt := range errCases {
+			t.Run(tt.name, func(t *testing.T) {
+				res := tb.graphql(t, tb.testKey, tt.query, nil)
+				ext := res.gqlErrorExt(t)
+				require.Equal(t, tt.code, ext["code"], "%s", res.Raw)
+				require.Equal(t, tt.status, ext["status"])
+			})
+		}
+		t.Run("Introspection", func(t *testing.T) {
+			res := tb.graphql(t, tb.testKey, `{ __schema { queryType { name } } }`, nil)
+			require.Nil(t, res.Body["errors"], "%s", res.Raw)
+		})
+		t.Run("GetQuery", func(t *testing.T) {
+			res := tb.get(t, "/graphql?query=%7Bevents%7BpageInfo%7Btotal%7D%7D%7D", tb.testKey)
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Raw)
+			require.Equal(t, 7.0, res.Body["data"].(map[string]any)["events"].(map[string]any)["pageInfo"].(map[string]any)["total"])
+		})
+		t.Run("Playground", func(t *testing.T) {
+			res := tb.get(t, "/graphql", "")
+			require.Equal(t, http.StatusOK, res.Status)
+			require.Contains(t, res.Header.Get("Content-Type"), "text/html")
+			require.Contains(t, string(res.Raw), "X-API-Key")
+		})
+	})
+}
+
+// bigCatalog builds n published events, each with two dates of three tickets.
+func bigCatalog(n int, now time.Time) *catalog.File {
+	str := func(s string) *string { return &s }
+	f := &catalog.File{}
+	for v := 0; v < 3; v++ {
+		f.Venues = append(f.Venues, catalog.VenueSpec{Reference: fmt.Sprintf("V%d", v), Name: "Venue", Slug: "venue"})
+	}
+	for e := 0; e < n; e++ {
+		ev := catalog.EventSpec{Reference: fmt.Sprintf("E%d", e), Name: fmt.Sprintf("Event %d", e), Slug: "event", Published: true}
+		for d := 0; d < 2; d++ {
+			start := now.Add(time.Duration(24*(e+d+1)) * time.Hour).Format(time.RFC3339)
+			end := now.Add(time.Duration(24*(e+d+1)+3) * time.Hour).Format(time.RFC3339)
+			ds := catalog.DateSpec{Reference: fmt.Sprintf("E%dD%d", e, d), Start: start, End: end, Venue: str(fmt.Sprintf("V%d", (e+d)%3))}
+			for k := 0; k < 3; k++ {
+				ds.Tickets = append(ds.Tickets, catalog.TicketSpec{
+					Reference: fmt.Sprintf("E%dD%dT%d", e, d, k), Name: "Ticket", Price: str("10.00"), Currency: "GHS",
+				})
+			}
+			ev.Dates = append(ev.Dates, ds)
+		}
+		f.Events = append(f.Events, ev)
+	}
+	return f
+}
+
+// TestQueryCount proves the catalog has no N+1: a request over 5 events and
+// one over 50 make the same small number of SQL statements.
+func TestQueryCount(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tb := setup(t, db)
+		_, err := catalog.Import(context.Background(), db, bigCatalog(60, time.Now()), time.Now())
+		require.NoError(t, err)
+
+		nested := `query($n: Int!) { events(perPage: $n) { nodes { id name pricing { isEntirelyFree }
+			dates { id venueName venue { name } tickets { id effectivePrice quantityAvailable } } } } }`
+		count := func(run func() *response) int {
+			tb.queries.Reset()
+			res := run()
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Raw)
+			require.Nil(t, res.Body["errors"], "%s", res.Raw)
+			return tb.queries.N()
+		}
+		gql := func(n int) int {
+			return count(func() *response { return tb.graphql(t, tb.testKey, nested, map[string]any{"n": n}) })
+		}
+		rest := func(n int) int {
+			return count(func() *response { return tb.get(t, fmt.Sprintf("/api/v1/events?per_page=%d", n), tb.testKey) })
+		}
+		g5, g50 := gql(5), gql(50)
+		r5, r100 := rest(5), rest(100)
+		t.Logf("statements: graphql 5 events=%d 50 events=%d; rest per_page=5 %d, per_page=100 %d", g5, g50, r5, r100)
+		require.Equal(t, g5, g50, "GraphQL statements grow with the page")
+		require.Equal(t, r5, r100, "REST statements grow with the page")
+		// auth + count + page + dates + tickets (+ venues for GraphQL).
+		require.LessOrEqual(t, g50, 6)
+		require.LessOrEqual(t, r100, 5)
+	})
+}

@@ -1,0 +1,118 @@
+// Command boxoffice runs and administers the Boxoffice ticketing API
+// gateway: serve, migrate, seed demo data, import the catalog and provision
+// accounts, apps and keys (OPERATOR.md is the contract of its names).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/urfave/cli/v3"
+	"golang.org/x/term"
+	_ "time/tzdata" // event timezones resolve on machines without a zoneinfo database
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newCLI(os.Stdout, os.Stderr).Run(ctx, os.Args)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "boxoffice: "+oneLine(err.Error()))
+		os.Exit(1)
+	}
+}
+
+// oneLine keeps an error to the one line OPERATOR.md promises, unless it is
+// a list of problems (a refused catalog file), which is worth its lines.
+func oneLine(s string) string {
+	if strings.Contains(s, "\n  ") {
+		return s
+	}
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// newLogger writes JSON logs to stderr, or text when stderr is a terminal.
+func newLogger(w io.Writer) *slog.Logger {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return slog.New(slog.NewTextHandler(w, nil))
+	}
+	return slog.New(slog.NewJSONHandler(w, nil))
+}
+
+// globalFlags are read by every command, each from its flag or environment variable.
+var globalFlags = []cli.Flag{
+	&cli.StringFlag{Name: "database-url", Value: store.DefaultURL, Sources: cli.EnvVars("DATABASE_URL"),
+		Usage: "sqlite://PATH (embedded) or postgres://… (production)"},
+	&cli.StringFlag{Name: "addr", Value: ":8080", Sources: cli.EnvVars("ADDR"), Usage: "listen address of serve"},
+	&cli.StringFlag{Name: "public-base-url", Value: "http://localhost:8080", Sources: cli.EnvVars("PUBLIC_BASE_URL"),
+		Usage: "base of every URL the service hands out"},
+	&cli.BoolFlag{Name: "webhook-allow-private-targets", Sources: cli.EnvVars("WEBHOOK_ALLOW_PRIVATE_TARGETS"),
+		Usage: "allow http:// and private-network webhook URLs (development and tests only)"},
+}
+
+func configFrom(cmd *cli.Command) Config {
+	return Config{
+		DatabaseURL:          cmd.String("database-url"),
+		Addr:                 cmd.String("addr"),
+		PublicBaseURL:        strings.TrimRight(cmd.String("public-base-url"), "/"),
+		AllowPrivateWebhooks: cmd.Bool("webhook-allow-private-targets"),
+	}
+}
+
+// withMain opens the program for a command and closes it afterwards.
+func withMain(stderr io.Writer, fn func(ctx context.Context, cmd *cli.Command, m *Main) error) cli.ActionFunc {
+	return func(ctx context.Context, cmd *cli.Command) error {
+		m, err := Open(ctx, configFrom(cmd), newLogger(stderr))
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		return fn(ctx, cmd, m)
+	}
+}
+
+// withMigrated is withMain on a database migrated first, so a command on a
+// fresh database just works.
+func withMigrated(stderr io.Writer, fn func(ctx context.Context, cmd *cli.Command, m *Main) error) cli.ActionFunc {
+	return withMain(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+		if err := store.Migrate(ctx, m.DB); err != nil {
+			return err
+		}
+		return fn(ctx, cmd, m)
+	})
+}
+
+func newCLI(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:      "boxoffice",
+		Usage:     "ticketing developer API gateway",
+		Writer:    stdout,
+		ErrWriter: stderr,
+		Flags:     globalFlags,
+		// Errors are printed once, by main, as one line.
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+		Commands: []*cli.Command{
+			serveCommand(stdout, stderr),
+			{
+				Name:  "migrate",
+				Usage: "apply pending migrations and exit",
+				Action: withMigrated(stderr, func(_ context.Context, _ *cli.Command, _ *Main) error {
+					fmt.Fprintln(stderr, "migrations applied")
+					return nil
+				}),
+			},
+			seedCommand(stdout, stderr),
+			catalogCommand(stdout, stderr),
+			accountsCommand(stdout, stderr),
+			appsCommand(stdout, stderr),
+			keysCommand(stdout, stderr),
+		},
+	}
+}

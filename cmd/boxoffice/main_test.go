@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/boxoffice/boxoffice/seed"
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/stretchr/testify/require"
+)
+
+// testBundle is a running server over a fresh database seeded with the demo.
+type testBundle struct {
+	m       *Main
+	db      *store.DB
+	srv     *httptest.Server
+	queries *storetest.Counter
+	demo    *seed.Result
+	testKey string
+	liveKey string
+}
+
+func setup(t *testing.T, db *store.DB) *testBundle {
+	t.Helper()
+	m := New(Config{PublicBaseURL: "http://boxoffice.test"}, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	demo, err := seed.Demo(context.Background(), db, m.Provision, m.Now())
+	require.NoError(t, err)
+	srv := httptest.NewServer(m.Handler())
+	t.Cleanup(srv.Close)
+	return &testBundle{
+		m: m, db: db, srv: srv, queries: storetest.Count(db), demo: demo,
+		testKey: demo.App.TestKey, liveKey: demo.App.LiveKey,
+	}
+}
+
+// response is a decoded HTTP answer.
+type response struct {
+	Status int
+	Header http.Header
+	Body   map[string]any
+	Raw    []byte
+}
+
+// errorCode returns error.code of a REST error body.
+func (r *response) errorCode() string {
+	e, _ := r.Body["error"].(map[string]any)
+	code, _ := e["code"].(string)
+	return code
+}
+
+func (r *response) errorMessage() string {
+	e, _ := r.Body["error"].(map[string]any)
+	msg, _ := e["message"].(string)
+	return msg
+}
+
+func (tb *testBundle) do(t *testing.T, method, path, key string, body []byte) *response {
+	t.Helper()
+	req, err := http.NewRequest(method, tb.srv.URL+path, bytes.NewReader(body))
+	require.NoError(t, err)
+	if key != "" {
+		req.Header.Set("X-API-Key", key)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := tb.srv.Client().Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	out := &response{Status: res.StatusCode, Header: res.Header, Raw: raw}
+	if strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+		require.NoError(t, json.Unmarshal(raw, &out.Body), "body: %s", raw)
+	}
+	return out
+}
+
+func (tb *testBundle) get(t *testing.T, path, key string) *response {
+	t.Helper()
+	return tb.do(t, http.MethodGet, path, key, nil)
+}
+
+// graphql posts a query and returns the decoded response.
+func (tb *testBundle) graphql(t *testing.T, key, query string, vars map[string]any) *response {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	require.NoError(t, err)
+	return tb.do(t, http.MethodPost, "/graphql", key, body)
+}
+
+// gqlErrorExt returns the extensions of the first GraphQL error.
+func (r *response) gqlErrorExt(t *testing.T) map[string]any {
+	t.Helper()
+	errs, ok := r.Body["errors"].([]any)
+	require.True(t, ok, "no errors in %s", r.Raw)
+	require.NotEmpty(t, errs)
+	ext, _ := errs[0].(map[string]any)["extensions"].(map[string]any)
+	return ext
+}
+
+func TestMain_Serve(t *testing.T) {
+	t.Parallel()
+	db := storetest.MustOpen(t, "sqlite")
+	m := New(Config{}, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ln, err := newLocalListener()
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Serve(ctx, ln) }()
+	res, err := http.Get("http://" + ln.Addr().String() + "/api/v1/events")
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
+	cancel()
+	require.NoError(t, <-done)
+}
