@@ -1,0 +1,31 @@
+# Boxoffice: `make run` to try it, `make test` to prove it.
+GO ?= go
+BIN := bin/boxoffice
+
+.PHONY: help run build test test-short generate verify lint
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+run: build ## build, migrate ./data/boxoffice.db, seed the demo on first start, serve on :8080
+	./$(BIN) serve --demo
+
+build: ## build the boxoffice binary into bin/
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/boxoffice
+
+test: lint ## vet, gofmt and the whole suite with the race detector (PostgreSQL too when TEST_DATABASE_URL is set)
+	$(GO) test -race -count=1 ./...
+
+test-short: ## the suite without the race detector
+	$(GO) test -count=1 ./...
+
+generate: ## regenerate gqlgen code from schema.graphql
+	$(GO) tool gqlgen generate
+
+verify: generate ## regenerate and fail if generated code differs from what is committed
+	git diff --exit-code -- graph resolvers
+
+lint: ## go vet and gofmt
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
