@@ -1,0 +1,39 @@
+package auth
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestNewKey(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for _, env := range []string{"test", "live"} {
+		for range 100 {
+			key, hash, hint := NewKey(env)
+			require.Equal(t, env, parseKey(key), key)
+			require.Len(t, key, len("svc_"+env+"_")+32)
+			require.Equal(t, HashKey(key), hash)
+			require.Equal(t, key[len(key)-4:], hint)
+			require.False(t, seen[key], "duplicate key")
+			seen[key] = true
+		}
+	}
+}
+
+func TestParseKey(t *testing.T) {
+	t.Parallel()
+	for key, want := range map[string]string{
+		"svc_test_abcdefghijklmnopqrstuvwxyz234567":  "test",
+		"svc_live_abcdefghijklmnopqrstuvwxyz234567":  "live",
+		"svc_live_ABCDEFGHIJKLMNOPQRSTUVWXYZ234567":  "",
+		"svc_live_abcdefghijklmnopqrstuvwxyz23456":   "",
+		"svc_live_abcdefghijklmnopqrstuvwxyz2345678": "",
+		"svc_live_abcdefghijklmnopqrstuvwxyz234501":  "",
+		"svc_prod_abcdefghijklmnopqrstuvwxyz234567":  "",
+		"": "",
+	} {
+		require.Equal(t, want, parseKey(key), key)
+	}
+}
