@@ -120,6 +120,9 @@ type Error struct {
 	Code    Code
 	Message string
 	Details Details
+	// RetryAfter, in seconds, tells the client when to try again (429 and
+	// idempotency_in_progress); zero means no Retry-After header.
+	RetryAfter int
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }

@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/checkout"
 )
 
 // Resolver is the dependency-injection root of the resolvers.
 type Resolver struct {
-	Catalog *catalog.Service
-	Now     func() time.Time
+	Catalog  *catalog.Service
+	Checkout *checkout.Service
+	Now      func() time.Time
 }

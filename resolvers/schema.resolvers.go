@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/graph/model"
 	"github.com/boxoffice/boxoffice/loaders"
@@ -41,6 +42,14 @@ func (r *eventDateResolver) Tickets(ctx context.Context, obj *model.EventDate) (
 	return out, nil
 }
 
+func (r *mutationResolver) CreateCheckoutSession(ctx context.Context, input checkout.Input, idempotencyKey *string) (*checkout.Session, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Checkout.Create(ctx, c, deref(idempotencyKey), &input)
+}
+
 func (r *queryResolver) Events(ctx context.Context, page *int, perPage *int, q *string, includePast *bool) (*model.EventPage, error) {
 	return r.EventsPage(ctx, catalog.ListParams{
 		Page: deref(page), PerPage: deref(perPage), Q: deref(q), IncludePast: deref(includePast),
@@ -71,14 +80,29 @@ func (r *queryResolver) EventDate(ctx context.Context, id int) (*model.EventDate
 	return ds[0], nil
 }
 
+func (r *queryResolver) Order(ctx context.Context, reference string) (*model.Order, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o, err := r.Checkout.Order(ctx, c, reference)
+	if err != nil {
+		return nil, err
+	}
+	return toOrder(o), nil
+}
+
 func (r *Resolver) Event() graph.EventResolver { return &eventResolver{r} }
 
 func (r *Resolver) EventDate() graph.EventDateResolver { return &eventDateResolver{r} }
+
+func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
 
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 
 type (
 	eventResolver     struct{ *Resolver }
 	eventDateResolver struct{ *Resolver }
+	mutationResolver  struct{ *Resolver }
 	queryResolver     struct{ *Resolver }
 )

@@ -29,13 +29,16 @@ func (h *Handler) Routes(r chi.Router) {
 	r.Get("/events/{id}", h.getEvent)
 	r.Get("/events/{id}/dates", h.listEventDates)
 	r.Get("/event-dates/{id}/tickets", h.listTickets)
+	r.Post("/checkout-sessions", h.createCheckoutSession)
+	r.Get("/orders/{reference}", h.getOrder)
 	r.NotFound(h.notFound)
 	r.MethodNotAllowed(h.methodNotAllowed)
 }
 
-// errorBody is the spec's error object.
+// errorBody is the spec's error object, with the meta checkout adds.
 type errorBody struct {
 	Error errorJSON `json:"error"`
+	Meta  any       `json:"meta,omitempty"`
 }
 
 type errorJSON struct {
@@ -48,11 +51,20 @@ type errorJSON struct {
 // status. Errors that are not *apperr.Error are logged and read as
 // internal_error, revealing nothing.
 func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	writeError(w, r, log, err, nil)
+}
+
+// writeError renders err with an optional meta object; a RetryAfter on the
+// error becomes the Retry-After header.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error, meta any) {
 	ae := apperr.From(err)
 	if ae.Code == apperr.Internal && log != nil {
 		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 	}
-	writeJSON(w, ae.Status(), errorBody{Error: errorJSON{Code: ae.Code, Message: ae.Message, Details: ae.Details}})
+	if ae.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
+	}
+	writeJSON(w, ae.Status(), errorBody{Error: errorJSON{Code: ae.Code, Message: ae.Message, Details: ae.Details}, Meta: meta})
 }
 
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {

@@ -66,3 +66,11 @@ func EventDatesByReferences(ctx context.Context, db bun.IDB, refs []string) ([]E
 	err := db.NewSelect().Model(&ds).Where("reference IN (?)", bun.List(refs)).Scan(ctx)
 	return ds, translate(err)
 }
+
+// EventDateOfEvent returns date id if it belongs to event eventID, whatever
+// its state; any other id is ErrNotFound.
+func EventDateOfEvent(ctx context.Context, db bun.IDB, id, eventID int64) (*EventDate, error) {
+	d := new(EventDate)
+	err := db.NewSelect().Model(d).Where("d.id = ?", id).Where("d.event_id = ?", eventID).Scan(ctx)
+	return d, translate(err)
+}

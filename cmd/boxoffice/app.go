@@ -11,6 +11,8 @@ import (
 
 	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/checkout"
+	"github.com/boxoffice/boxoffice/idempotency"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/resolvers"
 	"github.com/boxoffice/boxoffice/store"
@@ -23,19 +25,37 @@ type Config struct {
 	PublicBaseURL string
 	// AllowPrivateWebhooks accepts http:// and private webhook targets.
 	AllowPrivateWebhooks bool
+	// SandboxExpiry and LiveExpiry are how long a pending checkout lives.
+	SandboxExpiry time.Duration
+	LiveExpiry    time.Duration
+	// FreeDailyAppCap and FreeDailyBuyerEventCap cap live free tickets per UTC day.
+	FreeDailyAppCap        int64
+	FreeDailyBuyerEventCap int64
+}
+
+// DefaultConfig returns OPERATOR.md's defaults.
+func DefaultConfig() Config {
+	d := checkout.DefaultConfig()
+	return Config{
+		DatabaseURL: store.DefaultURL, Addr: ":8080", PublicBaseURL: d.PublicBaseURL,
+		SandboxExpiry: d.SandboxExpiry, LiveExpiry: d.LiveExpiry,
+		FreeDailyAppCap: d.FreeDailyAppCap, FreeDailyBuyerEventCap: d.FreeDailyBuyerEventCap,
+	}
 }
 
 // Main is the whole program, built in one place: configuration, database
 // and every service. Commands and tests open one, use it, and close it.
 type Main struct {
-	Config    Config
-	DB        *store.DB
-	Log       *slog.Logger
-	Now       func() time.Time
-	Catalog   *catalog.Service
-	Auth      *auth.Authenticator
-	Provision *provision.Service
-	Resolver  *resolvers.Resolver
+	Config      Config
+	DB          *store.DB
+	Log         *slog.Logger
+	Now         func() time.Time
+	Catalog     *catalog.Service
+	Auth        *auth.Authenticator
+	Provision   *provision.Service
+	Idempotency *idempotency.Service
+	Checkout    *checkout.Service
+	Resolver    *resolvers.Resolver
 }
 
 // Open connects to the database and builds the services; it does not migrate.
@@ -54,8 +74,35 @@ func New(cfg Config, db *store.DB, log *slog.Logger) *Main {
 	m.Catalog = &catalog.Service{DB: db, Now: now}
 	m.Auth = &auth.Authenticator{DB: db}
 	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks}
-	m.Resolver = &resolvers.Resolver{Catalog: m.Catalog, Now: now}
+	m.Idempotency = &idempotency.Service{DB: db, Now: now}
+	m.Checkout = &checkout.Service{DB: db, Idempotency: m.Idempotency, Now: now, Config: checkout.Config{
+		PublicBaseURL: cfg.PublicBaseURL, SandboxExpiry: cfg.SandboxExpiry, LiveExpiry: cfg.LiveExpiry,
+		FreeDailyAppCap: cfg.FreeDailyAppCap, FreeDailyBuyerEventCap: cfg.FreeDailyBuyerEventCap,
+	}}
+	m.Resolver = &resolvers.Resolver{Catalog: m.Catalog, Checkout: m.Checkout, Now: now}
 	return m
+}
+
+// purgeEvery is how often serve deletes expired idempotency keys.
+const purgeEvery = 5 * time.Minute
+
+// purge deletes expired idempotency keys until ctx ends. Expired keys are
+// also ignored (and removed) when met, so this only keeps the table small.
+func (m *Main) purge(ctx context.Context) {
+	t := time.NewTicker(purgeEvery)
+	defer t.Stop()
+	for {
+		if n, err := m.Idempotency.Purge(ctx); err != nil && ctx.Err() == nil {
+			m.Log.Warn("purging idempotency keys failed", "error", err)
+		} else if n > 0 {
+			m.Log.Info("purged expired idempotency keys", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // Close releases the database.
@@ -74,6 +121,7 @@ func (m *Main) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	go m.purge(ctx)
 	select {
 	case err := <-errc:
 		return err

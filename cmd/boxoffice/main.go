@@ -48,21 +48,35 @@ func newLogger(w io.Writer) *slog.Logger {
 
 // globalFlags are read by every command, each from its flag or environment variable.
 var globalFlags = []cli.Flag{
-	&cli.StringFlag{Name: "database-url", Value: store.DefaultURL, Sources: cli.EnvVars("DATABASE_URL"),
+	&cli.StringFlag{Name: "database-url", Value: defaults.DatabaseURL, Sources: cli.EnvVars("DATABASE_URL"),
 		Usage: "sqlite://PATH (embedded) or postgres://… (production)"},
-	&cli.StringFlag{Name: "addr", Value: ":8080", Sources: cli.EnvVars("ADDR"), Usage: "listen address of serve"},
-	&cli.StringFlag{Name: "public-base-url", Value: "http://localhost:8080", Sources: cli.EnvVars("PUBLIC_BASE_URL"),
+	&cli.StringFlag{Name: "addr", Value: defaults.Addr, Sources: cli.EnvVars("ADDR"), Usage: "listen address of serve"},
+	&cli.StringFlag{Name: "public-base-url", Value: defaults.PublicBaseURL, Sources: cli.EnvVars("PUBLIC_BASE_URL"),
 		Usage: "base of every URL the service hands out"},
 	&cli.BoolFlag{Name: "webhook-allow-private-targets", Sources: cli.EnvVars("WEBHOOK_ALLOW_PRIVATE_TARGETS"),
 		Usage: "allow http:// and private-network webhook URLs (development and tests only)"},
+	&cli.DurationFlag{Name: "sandbox-expiry", Value: defaults.SandboxExpiry, Sources: cli.EnvVars("SANDBOX_EXPIRY"),
+		Usage: "how long a pending sandbox checkout lives"},
+	&cli.DurationFlag{Name: "live-expiry", Value: defaults.LiveExpiry, Sources: cli.EnvVars("LIVE_EXPIRY"),
+		Usage: "how long a pending live checkout lives"},
+	&cli.Int64Flag{Name: "free-daily-app-cap", Value: defaults.FreeDailyAppCap, Sources: cli.EnvVars("FREE_DAILY_APP_CAP"),
+		Usage: "live free tickets per app per UTC day"},
+	&cli.Int64Flag{Name: "free-daily-buyer-event-cap", Value: defaults.FreeDailyBuyerEventCap, Sources: cli.EnvVars("FREE_DAILY_BUYER_EVENT_CAP"),
+		Usage: "live free tickets per buyer per event per UTC day"},
 }
+
+var defaults = DefaultConfig()
 
 func configFrom(cmd *cli.Command) Config {
 	return Config{
-		DatabaseURL:          cmd.String("database-url"),
-		Addr:                 cmd.String("addr"),
-		PublicBaseURL:        strings.TrimRight(cmd.String("public-base-url"), "/"),
-		AllowPrivateWebhooks: cmd.Bool("webhook-allow-private-targets"),
+		DatabaseURL:            cmd.String("database-url"),
+		Addr:                   cmd.String("addr"),
+		PublicBaseURL:          strings.TrimRight(cmd.String("public-base-url"), "/"),
+		AllowPrivateWebhooks:   cmd.Bool("webhook-allow-private-targets"),
+		SandboxExpiry:          cmd.Duration("sandbox-expiry"),
+		LiveExpiry:             cmd.Duration("live-expiry"),
+		FreeDailyAppCap:        cmd.Int64("free-daily-app-cap"),
+		FreeDailyBuyerEventCap: cmd.Int64("free-daily-buyer-event-cap"),
 	}
 }
 

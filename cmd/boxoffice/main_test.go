@@ -30,7 +30,9 @@ type testBundle struct {
 
 func setup(t *testing.T, db *store.DB) *testBundle {
 	t.Helper()
-	m := New(Config{PublicBaseURL: "http://boxoffice.test"}, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg := DefaultConfig()
+	cfg.PublicBaseURL = "http://boxoffice.test"
+	m := New(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	demo, err := seed.Demo(context.Background(), db, m.Provision, m.Now())
 	require.NoError(t, err)
 	srv := httptest.NewServer(m.Handler())
@@ -62,14 +64,17 @@ func (r *response) errorMessage() string {
 	return msg
 }
 
-func (tb *testBundle) do(t *testing.T, method, path, key string, body []byte) *response {
+func (tb *testBundle) do(t *testing.T, method, path, key string, body []byte, headers ...string) *response {
 	t.Helper()
 	req, err := http.NewRequest(method, tb.srv.URL+path, bytes.NewReader(body))
 	require.NoError(t, err)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
 	if key != "" {
 		req.Header.Set("X-API-Key", key)
 	}
-	if body != nil {
+	if body != nil && req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	res, err := tb.srv.Client().Do(req)
@@ -122,4 +127,16 @@ func TestMain_Serve(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
 	cancel()
 	require.NoError(t, <-done)
+}
+
+// checkout posts a checkout request; body is marshalled unless it is []byte.
+func (tb *testBundle) checkout(t *testing.T, apiKey, idemKey string, body any) *response {
+	t.Helper()
+	raw, ok := body.([]byte)
+	if !ok {
+		var err error
+		raw, err = json.Marshal(body)
+		require.NoError(t, err)
+	}
+	return tb.do(t, http.MethodPost, "/api/v1/checkout-sessions", apiKey, raw, "Idempotency-Key", idemKey)
 }

@@ -2,5 +2,8 @@
 
 package model
 
+type Mutation struct {
+}
+
 type Query struct {
 }

@@ -1,0 +1,429 @@
+// Package checkout creates checkout sessions and reads orders: it validates
+// a request, prices the cart from the catalog, checks every business rule
+// of spec 4.5 and section 7 in DESIGN.md's order, holds or sells stock with
+// conditional updates, applies the daily caps of live free tickets, and
+// writes the order and the idempotency outcome in one transaction.
+package checkout
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/idempotency"
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/uptrace/bun"
+)
+
+// Config holds checkout's settings (OPERATOR.md, "Configuration").
+type Config struct {
+	// PublicBaseURL is the base of every checkout_url.
+	PublicBaseURL string
+	// SandboxExpiry and LiveExpiry are how long a pending order lives.
+	SandboxExpiry time.Duration
+	LiveExpiry    time.Duration
+	// FreeDailyAppCap and FreeDailyBuyerEventCap cap live free tickets per
+	// UTC day: per app, and per buyer (email) per event.
+	FreeDailyAppCap        int64
+	FreeDailyBuyerEventCap int64
+}
+
+// DefaultConfig returns OPERATOR.md's defaults.
+func DefaultConfig() Config {
+	return Config{
+		PublicBaseURL: "http://localhost:8080", SandboxExpiry: 60 * time.Minute, LiveExpiry: 15 * time.Minute,
+		FreeDailyAppCap: 1000, FreeDailyBuyerEventCap: 10,
+	}
+}
+
+// Service creates checkout sessions and reads orders.
+type Service struct {
+	DB          *store.DB
+	Idempotency *idempotency.Service
+	Now         func() time.Time
+	Config      Config
+}
+
+// Caller is the authenticated app a request comes from.
+type Caller struct {
+	AppID       int64
+	Environment string
+}
+
+// Live reports whether the caller uses a live key.
+func (c Caller) Live() bool { return c.Environment == store.EnvLive }
+
+// Session is spec section 2.4: the answer to a checkout request.
+type Session struct {
+	OrderReference   string  `json:"order_reference"`
+	CheckoutURL      *string `json:"checkout_url"`
+	ExpiresAt        *string `json:"expires_at"`
+	Status           string  `json:"status"`
+	Environment      string  `json:"environment"`
+	RequiresPayment  bool    `json:"requires_payment"`
+	TotalAmount      *string `json:"total_amount"`
+	PaymentReference *string `json:"payment_reference"`
+}
+
+// outcome is what an idempotency key saves: the status and either the
+// session or the business error.
+type outcome struct {
+	Status  int            `json:"status"`
+	Session *Session       `json:"session,omitempty"`
+	Error   *savedError    `json:"error,omitempty"`
+	Details apperr.Details `json:"details,omitempty"`
+}
+
+type savedError struct {
+	Code    apperr.Code `json:"code"`
+	Message string      `json:"message"`
+}
+
+// Create runs a checkout request under its Idempotency-Key.
+// Errors, in DESIGN.md's order: missing_idempotency_key,
+// invalid_idempotency_key, validation_failed, idempotency_conflict,
+// idempotency_in_progress, event_not_found, event_not_available,
+// event_date_not_found, event_date_not_available, ticket_not_found,
+// ticket_not_on_sale, ticket_quantity_exceeded, invalid_redirect_url,
+// redirect_allowlist_required, redirect_domain_not_allowed,
+// metadata_too_large, quantity_exceeds_limit, free_order_limit_reached,
+// sold_out. A saved answer is returned again, and idempotency.MarkReplayed
+// records that on ctx.
+func (s *Service) Create(ctx context.Context, c Caller, key string, in *Input) (*Session, error) {
+	if err := idempotency.CheckKey(key); err != nil {
+		return nil, err
+	}
+	req, err := validate(in)
+	if err != nil {
+		return nil, err
+	}
+	scope := idempotency.Scope{AppID: c.AppID, Environment: c.Environment}
+	claim, saved, err := s.Idempotency.Begin(ctx, scope, key, idempotency.Fingerprint(canonical(in)))
+	if err != nil {
+		return nil, err
+	}
+	if saved != nil {
+		idempotency.MarkReplayed(ctx)
+		return replay(saved)
+	}
+	sess, err := s.place(ctx, c, req, claim)
+	if err == nil {
+		return sess, nil
+	}
+	ae := apperr.From(err)
+	if !saveable(ae) {
+		if rerr := s.Idempotency.Release(ctx, claim); rerr != nil {
+			return nil, errors.Join(err, rerr)
+		}
+		return nil, err
+	}
+	body, _ := json.Marshal(outcome{Status: ae.Status(), Error: &savedError{Code: ae.Code, Message: ae.Message}, Details: ae.Details})
+	if cerr := s.Idempotency.Complete(ctx, s.DB, claim, body); cerr != nil {
+		return nil, cerr
+	}
+	return nil, err
+}
+
+// saveable reports whether an answer is kept for the key: business-rule
+// answers after validation are; validation, limits and server errors are
+// not, so the client can fix or retry with the same key.
+func saveable(e *apperr.Error) bool {
+	s := e.Status()
+	return s < 500 && s != http.StatusTooManyRequests && e.Code != apperr.ValidationFailed
+}
+
+func replay(saved []byte) (*Session, error) {
+	var o outcome
+	if err := json.Unmarshal(saved, &o); err != nil {
+		return nil, err
+	}
+	if o.Error != nil {
+		return nil, &apperr.Error{Code: o.Error.Code, Message: o.Error.Message, Details: o.Details}
+	}
+	return o.Session, nil
+}
+
+// cart is a priced, checked request.
+type cart struct {
+	tickets  map[int64]*store.Ticket
+	total    int64
+	currency string
+	quantity int64
+}
+
+func (k *cart) free() bool { return k.total == 0 }
+
+// place checks the business rules and writes the order.
+func (s *Service) place(ctx context.Context, c Caller, req *request, claim *idempotency.Claim) (*Session, error) {
+	now := s.Now().UTC()
+	event, err := store.VisibleEvent(ctx, s.DB, req.EventID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, apperr.New(apperr.EventNotFound, "Event %d was not found.", req.EventID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if event.Private || event.PasswordProtected {
+		return nil, apperr.New(apperr.EventNotAvailable, "Event %d is not available for checkout.", event.ID)
+	}
+	date, err := s.eventDate(ctx, event, req.EventDateID, now)
+	if err != nil {
+		return nil, err
+	}
+	k, err := s.price(ctx, event, date, req, now)
+	if err != nil {
+		return nil, err
+	}
+	if c.Live() && k.free() && !ghanaMobile(req.Phone) {
+		return nil, apperr.Validation(apperr.Details{"customer.phone": {"must be a valid Ghana mobile number for a free order"}})
+	}
+	if err := s.checkRedirects(ctx, c, req); err != nil {
+		return nil, err
+	}
+	if err := checkMetadata(req); err != nil {
+		return nil, err
+	}
+
+	order := &store.Order{
+		Reference: newReference(c.Environment), AppID: c.AppID, Environment: c.Environment,
+		EventID: event.ID, EventDateID: date.ID, Currency: k.currency, TotalAmount: k.total,
+		RequiresPayment: !k.free(), CustomerName: req.Name, CustomerEmail: req.Email, CustomerPhone: req.PhoneRaw,
+		Metadata: req.Metadata, SuccessURL: req.SuccessURL, CancelURL: req.CancelURL, CreatedAt: now, UpdatedAt: now,
+	}
+	switch {
+	case !k.free():
+		order.Status = store.OrderPending
+		order.ExpiresAt = now.Add(s.expiry(c))
+		order.HoldsStock = c.Live()
+	case c.Live():
+		order.Status = store.OrderCompleted
+	default:
+		order.Status = store.OrderPaid
+	}
+	items := make([]store.OrderItem, len(req.Items))
+	for i, it := range req.Items {
+		items[i] = store.OrderItem{TicketID: it.TicketID, Quantity: it.Quantity, UnitPrice: catalog.EffectivePrice(k.tickets[it.TicketID])}
+	}
+	sess := s.session(order)
+	body, _ := json.Marshal(outcome{Status: http.StatusCreated, Session: sess})
+
+	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if c.Live() && k.free() {
+			if err := s.takeFreeQuota(ctx, tx, c, event.ID, req.Email, k.quantity, now); err != nil {
+				return err
+			}
+		}
+		if err := s.takeStock(ctx, tx, c, req, k, now); err != nil {
+			return err
+		}
+		if err := store.InsertOrder(ctx, tx, order, items); err != nil {
+			return err
+		}
+		return s.Idempotency.Complete(ctx, tx, claim, body)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sess, nil
+}
+
+// eventDate checks the requested date of event.
+func (s *Service) eventDate(ctx context.Context, event *store.Event, id int64, now time.Time) (*store.EventDate, error) {
+	d, err := store.EventDateOfEvent(ctx, s.DB, id, event.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, apperr.New(apperr.EventDateNotFound, "Event date %d was not found for event %d.", id, event.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !d.Active:
+		return nil, apperr.New(apperr.EventDateNotAvailable, "Event date %d is not active.", id)
+	case !d.EndAt.After(now):
+		return nil, apperr.New(apperr.EventDateNotAvailable, "Event date %d has ended.", id)
+	case d.PayoutLocked:
+		return nil, apperr.New(apperr.EventDateNotAvailable, "Event date %d is closed for sales.", id)
+	}
+	return d, nil
+}
+
+// price loads the requested tickets, checks each against the date, its
+// sales window and the per-attendee limit, and totals the cart.
+func (s *Service) price(ctx context.Context, event *store.Event, date *store.EventDate, req *request, now time.Time) (*cart, error) {
+	ids := make([]int64, len(req.Items))
+	for i, it := range req.Items {
+		ids[i] = it.TicketID
+	}
+	ts, err := store.TicketsByIDs(ctx, s.DB, ids)
+	if err != nil {
+		return nil, err
+	}
+	k := &cart{tickets: make(map[int64]*store.Ticket, len(ts))}
+	for i := range ts {
+		if ts[i].EventDateID == date.ID {
+			k.tickets[ts[i].ID] = &ts[i]
+		}
+	}
+	for _, it := range req.Items {
+		if k.tickets[it.TicketID] == nil {
+			return nil, apperr.New(apperr.TicketNotFound, "Ticket %d is not a ticket of event date %d.", it.TicketID, date.ID)
+		}
+	}
+	for _, it := range req.Items {
+		t := k.tickets[it.TicketID]
+		if !onSale(now, t.SalesStart, t.SalesEnd) || !onSale(now, event.SalesStart, event.SalesEnd) {
+			return nil, apperr.New(apperr.TicketNotOnSale, "Ticket %d is not on sale now.", t.ID)
+		}
+	}
+	for _, it := range req.Items {
+		t := k.tickets[it.TicketID]
+		if t.TicketsPerAttendee != nil && it.Quantity > *t.TicketsPerAttendee {
+			return nil, apperr.New(apperr.TicketQuantityExceeded,
+				"Ticket %d allows at most %d per attendee.", t.ID, *t.TicketsPerAttendee)
+		}
+	}
+	for _, it := range req.Items {
+		t := k.tickets[it.TicketID]
+		if k.currency == "" {
+			k.currency = t.Currency
+		} else if k.currency != t.Currency {
+			return nil, apperr.Validation(apperr.Details{"items": {"all tickets of one checkout must share one currency"}})
+		}
+		k.total += catalog.EffectivePrice(t) * it.Quantity
+		k.quantity += it.Quantity
+	}
+	return k, nil
+}
+
+func onSale(now, start, end time.Time) bool {
+	return (start.IsZero() || !now.Before(start)) && (end.IsZero() || now.Before(end))
+}
+
+// takeStock holds the cart's tickets (live paid), sells them (live free),
+// or only checks them (sandbox, which never holds stock). Tickets are
+// updated in id order so concurrent checkouts cannot deadlock.
+// Errors: sold_out.
+func (s *Service) takeStock(ctx context.Context, tx bun.Tx, c Caller, req *request, k *cart, now time.Time) error {
+	qty := make(map[int64]int64, len(req.Items))
+	for _, it := range req.Items {
+		qty[it.TicketID] = it.Quantity
+	}
+	ids := make([]int64, 0, len(qty))
+	for id := range qty {
+		ids = append(ids, id)
+	}
+	sortIDs(ids)
+	for _, id := range ids {
+		if !c.Live() {
+			if catalog.Available(k.tickets[id]) < qty[id] {
+				return soldOut(id)
+			}
+			continue
+		}
+		ok, err := store.HoldStock(ctx, tx, id, qty[id], k.free(), now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return soldOut(id)
+		}
+	}
+	return nil
+}
+
+func soldOut(id int64) error {
+	return apperr.New(apperr.SoldOut, "Ticket %d does not have enough tickets left.", id)
+}
+
+// takeFreeQuota counts a live free order against the buyer's daily cap for
+// the event and the app's daily cap (UTC days).
+// Errors: quantity_exceeds_limit, free_order_limit_reached.
+func (s *Service) takeFreeQuota(ctx context.Context, tx bun.Tx, c Caller, eventID int64, email string, qty int64, now time.Time) error {
+	day := now.UTC().Format(time.DateOnly)
+	buyer := "buyer:" + email + ":event:" + itoa(eventID)
+	used, err := store.FreeUsage(ctx, tx, buyer, day)
+	if err != nil {
+		return err
+	}
+	capBuyer := s.Config.FreeDailyBuyerEventCap
+	if used == 0 && qty > capBuyer {
+		return apperr.New(apperr.QuantityExceedsLimit, "A buyer may get at most %d free tickets for this event per day.", capBuyer)
+	}
+	ok, err := store.AddFreeUsage(ctx, tx, buyer, day, qty, capBuyer)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apperr.New(apperr.FreeOrderLimitReached, "This buyer has reached today's limit of %d free tickets for this event.", capBuyer)
+	}
+	ok, err = store.AddFreeUsage(ctx, tx, "app:"+itoa(c.AppID), day, qty, s.Config.FreeDailyAppCap)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apperr.New(apperr.FreeOrderLimitReached, "This app has reached today's limit of %d free tickets.", s.Config.FreeDailyAppCap)
+	}
+	return nil
+}
+
+func (s *Service) expiry(c Caller) time.Duration {
+	if c.Live() {
+		return s.Config.LiveExpiry
+	}
+	return s.Config.SandboxExpiry
+}
+
+// session renders an order as the API's checkout session.
+func (s *Service) session(o *store.Order) *Session {
+	sess := &Session{
+		OrderReference: o.Reference, Status: o.Status, Environment: o.Environment,
+		RequiresPayment: o.RequiresPayment, PaymentReference: o.PaymentReference,
+	}
+	total := catalog.FormatAmount(o.TotalAmount)
+	sess.TotalAmount = &total
+	if o.Status == store.OrderPending {
+		u := CheckoutURL(s.Config.PublicBaseURL, o.Environment, o.Reference)
+		sess.CheckoutURL = &u
+	}
+	if !o.ExpiresAt.IsZero() {
+		e := o.ExpiresAt.UTC().Format(time.RFC3339)
+		sess.ExpiresAt = &e
+	}
+	return sess
+}
+
+// CheckoutURL is where a buyer pays for a pending order: the sandbox page
+// for test orders, the service's hosted page for live ones.
+func CheckoutURL(base, env, ref string) string {
+	base = strings.TrimRight(base, "/")
+	if env == store.EnvLive {
+		return base + "/checkout/" + ref
+	}
+	return base + "/sandbox/checkout/" + ref
+}
+
+// Reference prefixes name an order's environment.
+const (
+	SandboxPrefix = "sbx_"
+	LivePrefix    = "ord_"
+)
+
+var refEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// newReference returns an unguessable order reference (120 random bits).
+func newReference(env string) string {
+	b := make([]byte, 15)
+	_, _ = rand.Read(b)
+	prefix := SandboxPrefix
+	if env == store.EnvLive {
+		prefix = LivePrefix
+	}
+	return prefix + strings.ToLower(refEncoding.EncodeToString(b))
+}

@@ -1,0 +1,187 @@
+package checkout
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/mail"
+	"strings"
+
+	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/nyaruka/phonenumbers"
+)
+
+// Limits of a checkout request (spec section 8).
+const (
+	MaxItems         = 20
+	MaxQuantity      = 50
+	MaxMetadataKeys  = 20
+	MaxMetadataBytes = 4096
+	maxNameLength    = 200
+)
+
+// Input is a checkout request as both APIs receive it: the JSON body of
+// POST /api/v1/checkout-sessions and the GraphQL CheckoutSessionInput.
+// Every field is optional at this level so that a missing one is reported
+// in validation details rather than as a decoding failure.
+type Input struct {
+	EventID     *int           `json:"event_id"`
+	EventdateID *int           `json:"eventdate_id"`
+	Items       []*Item        `json:"items"`
+	Customer    *Customer      `json:"customer"`
+	SuccessURL  *string        `json:"success_url"`
+	CancelURL   *string        `json:"cancel_url"`
+	Metadata    map[string]any `json:"metadata"`
+}
+
+// Item is one requested ticket type and quantity.
+type Item struct {
+	TicketID *int `json:"ticket_id"`
+	Quantity *int `json:"quantity"`
+}
+
+// Customer is the buyer.
+type Customer struct {
+	Name  *string `json:"name"`
+	Email *string `json:"email"`
+	Phone *string `json:"phone"`
+}
+
+// request is an Input that passed validation, with its values in place.
+type request struct {
+	EventID     int64
+	EventDateID int64
+	Items       []item
+	Name        string
+	Email       string
+	Phone       *phonenumbers.PhoneNumber
+	PhoneRaw    string
+	SuccessURL  string
+	CancelURL   string
+	Metadata    map[string]any
+}
+
+type item struct {
+	TicketID int64
+	Quantity int64
+}
+
+// validate checks the shape and fields of a request.
+// Errors: validation_failed with details keyed by field path.
+func validate(in *Input) (*request, error) {
+	d := apperr.Details{}
+	if in == nil {
+		d.Add("body", "is required")
+		return nil, apperr.Validation(d)
+	}
+	r := &request{Metadata: in.Metadata}
+	r.EventID = positive(d, "event_id", in.EventID)
+	r.EventDateID = positive(d, "eventdate_id", in.EventdateID)
+
+	switch {
+	case in.Items == nil:
+		d.Add("items", "is required")
+	case len(in.Items) == 0:
+		d.Add("items", "must contain at least one item")
+	case len(in.Items) > MaxItems:
+		d.Add("items", fmt.Sprintf("must contain at most %d items", MaxItems))
+	default:
+		seen := map[int64]int{}
+		for i, it := range in.Items {
+			at := fmt.Sprintf("items.%d", i)
+			if it == nil {
+				d.Add(at, "must be an object with ticket_id and quantity")
+				continue
+			}
+			id := positive(d, at+".ticket_id", it.TicketID)
+			if first, dup := seen[id]; dup && id > 0 {
+				d.Add(at+".ticket_id", fmt.Sprintf("duplicates items.%d.ticket_id; send each ticket once with its total quantity", first))
+			} else if id > 0 {
+				seen[id] = i
+			}
+			var qty int64
+			switch {
+			case it.Quantity == nil:
+				d.Add(at+".quantity", "is required")
+			case *it.Quantity < 1 || *it.Quantity > MaxQuantity:
+				d.Add(at+".quantity", fmt.Sprintf("must be between 1 and %d", MaxQuantity))
+			default:
+				qty = int64(*it.Quantity)
+			}
+			r.Items = append(r.Items, item{TicketID: id, Quantity: qty})
+		}
+	}
+
+	if in.Customer == nil {
+		d.Add("customer", "is required")
+	} else {
+		r.Name = strings.TrimSpace(deref(in.Customer.Name))
+		switch {
+		case r.Name == "":
+			d.Add("customer.name", "is required")
+		case len(r.Name) > maxNameLength:
+			d.Add("customer.name", fmt.Sprintf("must be at most %d characters", maxNameLength))
+		}
+		email := strings.TrimSpace(deref(in.Customer.Email))
+		if email == "" {
+			d.Add("customer.email", "is required")
+		} else if a, err := mail.ParseAddress(email); err != nil || a.Address != email || !strings.Contains(email[strings.LastIndexByte(email, '@'):], ".") {
+			d.Add("customer.email", "must be a valid email address")
+		} else {
+			r.Email = strings.ToLower(email)
+		}
+		r.PhoneRaw = strings.TrimSpace(deref(in.Customer.Phone))
+		if r.PhoneRaw == "" {
+			d.Add("customer.phone", "is required")
+		} else if n, err := phonenumbers.Parse(r.PhoneRaw, "GH"); err != nil || !phonenumbers.IsPossibleNumber(n) {
+			d.Add("customer.phone", "must be a valid phone number")
+		} else {
+			r.Phone = n
+		}
+	}
+
+	r.SuccessURL = strings.TrimSpace(deref(in.SuccessURL))
+	if r.SuccessURL == "" {
+		d.Add("success_url", "is required")
+	}
+	r.CancelURL = strings.TrimSpace(deref(in.CancelURL))
+	if r.CancelURL == "" {
+		d.Add("cancel_url", "is required")
+	}
+	if err := apperr.Validation(d); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// canonical is the request's fingerprint source: the Input as JSON, which
+// encoding/json writes deterministically (struct order, sorted map keys).
+func canonical(in *Input) []byte {
+	b, _ := json.Marshal(in)
+	return b
+}
+
+// ghanaMobile reports whether a validated phone number is a Ghanaian mobile
+// number, as live free checkout requires.
+func ghanaMobile(n *phonenumbers.PhoneNumber) bool {
+	return n != nil && phonenumbers.IsValidNumberForRegion(n, "GH") &&
+		phonenumbers.GetNumberType(n) == phonenumbers.MOBILE
+}
+
+func positive(d apperr.Details, field string, v *int) int64 {
+	switch {
+	case v == nil:
+		d.Add(field, "is required")
+	case *v < 1:
+		d.Add(field, "must be a positive integer")
+	default:
+		return int64(*v)
+	}
+	return 0
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

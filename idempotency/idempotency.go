@@ -1,0 +1,180 @@
+// Package idempotency makes a request with an Idempotency-Key run once. The
+// database decides, not process memory: a key is claimed by inserting a row
+// unique per (app, environment, key), so any number of server instances
+// sharing the database agree. The claim carries an owner token and a lock
+// that runs out, so a request that died mid-way never blocks its key
+// forever; saving the response checks the owner, so a request that lost its
+// claim cannot also save.
+package idempotency
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/uptrace/bun"
+)
+
+// Defaults of the contract: keys are kept 60 minutes (spec 4.5 rule 4) and
+// are at most 128 characters.
+const (
+	DefaultRetention   = 60 * time.Minute
+	DefaultLockTimeout = 15 * time.Second
+	MaxKeyLength       = 128
+)
+
+// Service claims, completes and releases idempotency keys.
+type Service struct {
+	DB  *store.DB
+	Now func() time.Time
+	// Retention is how long a key is remembered (DefaultRetention when zero).
+	Retention time.Duration
+	// LockTimeout is how long a claim holds before another request may take
+	// the key over (DefaultLockTimeout when zero).
+	LockTimeout time.Duration
+}
+
+// Scope is who a key belongs to: keys of different apps or environments
+// never collide.
+type Scope struct {
+	AppID       int64
+	Environment string
+}
+
+// Claim is a key this request now owns; exactly one of Complete and
+// Release must follow.
+type Claim struct {
+	id    int64
+	owner string
+}
+
+// CheckKey validates an Idempotency-Key header value.
+// Errors: missing_idempotency_key, invalid_idempotency_key.
+func CheckKey(key string) error {
+	switch {
+	case key == "":
+		return apperr.New(apperr.MissingIdempotencyKey, "The Idempotency-Key header is required.")
+	case len(key) > MaxKeyLength:
+		return apperr.New(apperr.InvalidIdempotencyKey, "The Idempotency-Key header must be at most %d characters.", MaxKeyLength)
+	}
+	return nil
+}
+
+// Fingerprint hashes a canonical form of a request body.
+func Fingerprint(canonical []byte) string {
+	sum := sha256.Sum256(canonical)
+	return hex.EncodeToString(sum[:])
+}
+
+// Begin claims key for a request with this fingerprint. It returns either a
+// Claim to run the request under, or the saved response of an earlier run
+// of the same request.
+// Errors: idempotency_conflict (same key, different request),
+// idempotency_in_progress (the first request still runs; RetryAfter set).
+func (s *Service) Begin(ctx context.Context, scope Scope, key, fingerprint string) (*Claim, []byte, error) {
+	now := s.Now().UTC()
+	owner := newOwner()
+	for attempt := 0; attempt < 3; attempt++ {
+		rec := &store.IdempotencyRecord{
+			AppID: scope.AppID, Environment: scope.Environment, Key: key, Fingerprint: fingerprint,
+			State: store.IdempotencyInProgress, Owner: owner, LockedUntil: now.Add(s.lockTimeout()),
+			CreatedAt: now, ExpiresAt: now.Add(s.retention()),
+		}
+		inserted, err := store.InsertIdempotencyRecord(ctx, s.DB, rec)
+		if err != nil {
+			return nil, nil, err
+		}
+		if inserted {
+			return &Claim{id: rec.ID, owner: owner}, nil, nil
+		}
+		old, err := store.IdempotencyRecordByKey(ctx, s.DB, scope.AppID, scope.Environment, key)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // released or purged meanwhile: claim it afresh
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		switch {
+		case !old.ExpiresAt.After(now):
+			if err := store.DeleteExpiredIdempotencyRecord(ctx, s.DB, old.ID, now); err != nil {
+				return nil, nil, err
+			}
+			continue
+		case old.Fingerprint != fingerprint:
+			return nil, nil, apperr.New(apperr.IdempotencyConflict,
+				"This Idempotency-Key was already used with a different request body.")
+		case old.State == store.IdempotencyDone:
+			return nil, []byte(old.Response), nil
+		case old.LockedUntil.After(now):
+			return nil, nil, inProgress(old.LockedUntil.Sub(now))
+		}
+		took, err := store.TakeOverIdempotencyRecord(ctx, s.DB, old.ID, owner, now, now.Add(s.lockTimeout()))
+		if err != nil {
+			return nil, nil, err
+		}
+		if took {
+			return &Claim{id: old.ID, owner: owner}, nil, nil
+		}
+		return nil, nil, inProgress(time.Second)
+	}
+	return nil, nil, inProgress(time.Second)
+}
+
+// Complete saves the response of a claimed request; db may be the
+// transaction that made the request's changes, so both commit or neither.
+// Errors: idempotency_in_progress when the claim was lost (its lock ran out
+// and another request took the key over).
+func (s *Service) Complete(ctx context.Context, db bun.IDB, c *Claim, response []byte) error {
+	ok, err := store.CompleteIdempotencyRecord(ctx, db, c.id, c.owner, string(response))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return inProgress(time.Second)
+	}
+	return nil
+}
+
+// Release gives a claimed key up without saving anything, so the same key
+// can be sent again (used for answers that are not saved: validation, rate
+// limits, server errors).
+func (s *Service) Release(ctx context.Context, c *Claim) error {
+	return store.ReleaseIdempotencyRecord(context.WithoutCancel(ctx), s.DB, c.id, c.owner)
+}
+
+// Purge deletes the keys that have expired and returns how many.
+func (s *Service) Purge(ctx context.Context) (int64, error) {
+	return store.PurgeIdempotencyRecords(ctx, s.DB, s.Now().UTC())
+}
+
+func inProgress(wait time.Duration) *apperr.Error {
+	e := apperr.New(apperr.IdempotencyInProgress, "A request with this Idempotency-Key is still being processed; retry shortly.")
+	e.RetryAfter = int(math.Ceil(wait.Seconds()))
+	return e
+}
+
+func (s *Service) retention() time.Duration {
+	if s.Retention > 0 {
+		return s.Retention
+	}
+	return DefaultRetention
+}
+
+func (s *Service) lockTimeout() time.Duration {
+	if s.LockTimeout > 0 {
+		return s.LockTimeout
+	}
+	return DefaultLockTimeout
+}
+
+func newOwner() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,141 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Order statuses (spec section 2.5).
+const (
+	OrderPending   = "pending"
+	OrderPaid      = "paid"
+	OrderCompleted = "completed"
+	OrderFailed    = "failed"
+	OrderExpired   = "expired"
+	OrderUnknown   = "unknown"
+)
+
+// Order is one checkout session's order. Money is in minor units.
+type Order struct {
+	bun.BaseModel `bun:"table:orders,alias:o"`
+
+	ID               int64          `bun:"id,pk,autoincrement"`
+	Reference        string         `bun:"reference,notnull"`
+	AppID            int64          `bun:"app_id,notnull"`
+	Environment      string         `bun:"environment,notnull"`
+	Status           string         `bun:"status,notnull"`
+	EventID          int64          `bun:"event_id,notnull"`
+	EventDateID      int64          `bun:"event_date_id,notnull"`
+	Currency         string         `bun:"currency,notnull"`
+	TotalAmount      int64          `bun:"total_amount,notnull"`
+	RequiresPayment  bool           `bun:"requires_payment,notnull"`
+	HoldsStock       bool           `bun:"holds_stock,notnull"`
+	CustomerName     string         `bun:"customer_name,notnull"`
+	CustomerEmail    string         `bun:"customer_email,notnull"`
+	CustomerPhone    string         `bun:"customer_phone,notnull"`
+	Metadata         map[string]any `bun:"metadata,type:text,nullzero"`
+	SuccessURL       string         `bun:"success_url,notnull"`
+	CancelURL        string         `bun:"cancel_url,notnull"`
+	PaymentReference *string        `bun:"payment_reference"`
+	ExpiresAt        time.Time      `bun:"expires_at,nullzero"`
+	CreatedAt        time.Time      `bun:"created_at,notnull"`
+	UpdatedAt        time.Time      `bun:"updated_at,notnull"`
+}
+
+// OrderItem is one line of an order: a ticket, a quantity and the unit
+// price charged.
+type OrderItem struct {
+	bun.BaseModel `bun:"table:order_items,alias:oi"`
+
+	ID        int64 `bun:"id,pk,autoincrement"`
+	OrderID   int64 `bun:"order_id,notnull"`
+	TicketID  int64 `bun:"ticket_id,notnull"`
+	Quantity  int64 `bun:"quantity,notnull"`
+	UnitPrice int64 `bun:"unit_price,notnull"`
+}
+
+// InsertOrder stores an order and its items, setting their ids.
+func InsertOrder(ctx context.Context, db bun.IDB, o *Order, items []OrderItem) error {
+	if _, err := db.NewInsert().Model(o).Returning("id").Exec(ctx); err != nil {
+		return translate(err)
+	}
+	for i := range items {
+		items[i].OrderID = o.ID
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	_, err := db.NewInsert().Model(&items).Returning("id").Exec(ctx)
+	return translate(err)
+}
+
+// OrderByReference returns the order with this reference.
+func OrderByReference(ctx context.Context, db bun.IDB, ref string) (*Order, error) {
+	o := new(Order)
+	err := db.NewSelect().Model(o).Where("o.reference = ?", ref).Scan(ctx)
+	return o, translate(err)
+}
+
+// TicketsByIDs returns the tickets with these ids, ordered by id.
+func TicketsByIDs(ctx context.Context, db bun.IDB, ids []int64) ([]Ticket, error) {
+	ts := []Ticket{}
+	if len(ids) == 0 {
+		return ts, nil
+	}
+	err := db.NewSelect().Model(&ts).Where("t.id IN (?)", bun.List(ids)).Order("t.id").Scan(ctx)
+	return ts, translate(err)
+}
+
+// HoldStock moves qty of a ticket into held, or into sold when sell is
+// true, only if that much is available. It reports false, changing nothing,
+// when it is not: one conditional UPDATE, so concurrent checkouts can never
+// oversell.
+func HoldStock(ctx context.Context, db bun.IDB, ticketID, qty int64, sell bool, now time.Time) (bool, error) {
+	col := "held"
+	if sell {
+		col = "sold"
+	}
+	res, err := db.NewUpdate().Model((*Ticket)(nil)).
+		Set("? = ? + ?", bun.Ident(col), bun.Ident(col), qty).
+		Set("updated_at = ?", now).
+		Where("id = ?", ticketID).
+		Where("(quantity IS NULL OR quantity - sold - held >= ?)", qty).
+		Exec(ctx)
+	if err != nil {
+		return false, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// AddFreeUsage adds qty to a daily counter of live free tickets if the
+// result stays within limit, and reports whether it did. Counters are
+// (scope, UTC day) rows, updated atomically so concurrent orders cannot
+// overshoot a cap.
+func AddFreeUsage(ctx context.Context, db bun.IDB, scope, day string, qty, limit int64) (bool, error) {
+	if qty > limit {
+		return false, nil
+	}
+	var got []int64
+	err := db.NewRaw(`INSERT INTO free_ticket_usage AS u (scope, day, quantity) VALUES (?, ?, ?)
+		ON CONFLICT (scope, day) DO UPDATE SET quantity = u.quantity + excluded.quantity
+		WHERE u.quantity + excluded.quantity <= ?
+		RETURNING quantity`, scope, day, qty, limit).Scan(ctx, &got)
+	if err != nil {
+		return false, translate(err)
+	}
+	return len(got) == 1, nil
+}
+
+// FreeUsage returns a daily counter of live free tickets (0 when absent).
+func FreeUsage(ctx context.Context, db bun.IDB, scope, day string) (int64, error) {
+	var got []int64
+	err := db.NewSelect().TableExpr("free_ticket_usage").Column("quantity").
+		Where("scope = ?", scope).Where("day = ?", day).Scan(ctx, &got)
+	if err != nil || len(got) == 0 {
+		return 0, translate(err)
+	}
+	return got[0], nil
+}
