@@ -28,10 +28,13 @@ type testBundle struct {
 	liveKey string
 }
 
-func setup(t *testing.T, db *store.DB) *testBundle {
+func setup(t *testing.T, db *store.DB, opts ...func(*Config)) *testBundle {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.PublicBaseURL = "http://boxoffice.test"
+	for _, o := range opts {
+		o(&cfg)
+	}
 	m := New(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	demo, err := seed.Demo(context.Background(), db, m.Provision, m.Now())
 	require.NoError(t, err)
