@@ -21,7 +21,7 @@ func (tb *testBundle) cartFor(event, date, ticket string, qty int) map[string]an
 		"items":       []any{map[string]any{"ticket_id": ids.Tickets[ticket], "quantity": qty}},
 		"customer":    map[string]any{"name": "Ama Mensah", "email": "ama@example.com", "phone": "024 123 4567"},
 		"success_url": "https://partner.example/done", "cancel_url": "https://partner.example/cancel",
-		"metadata":    map[string]any{"partner_cart": "cart-77"},
+		"metadata": map[string]any{"partner_cart": "cart-77"},
 	}
 }
 
