@@ -123,9 +123,27 @@ type Error struct {
 	// RetryAfter, in seconds, tells the client when to try again (429 and
 	// idempotency_in_progress); zero means no Retry-After header.
 	RetryAfter int
+	// Cause is the internal error behind a 5xx answer: logged, never sent.
+	Cause error
 }
 
-func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+func (e *Error) Error() string {
+	if e.Cause != nil {
+		return string(e.Code) + ": " + e.Message + ": " + e.Cause.Error()
+	}
+	return string(e.Code) + ": " + e.Message
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Cause }
+
+// Unavailable wraps an infrastructure failure as a 503 of code, keeping the
+// cause for the logs.
+func Unavailable(code Code, cause error, format string, args ...any) *Error {
+	e := New(code, format, args...)
+	e.Cause = cause
+	return e
+}
 
 // Status returns the HTTP status of the error's code.
 func (e *Error) Status() int { return e.Code.Status() }

@@ -97,6 +97,17 @@ type savedError struct {
 // sold_out. A saved answer is returned again, and idempotency.MarkReplayed
 // records that on ctx.
 func (s *Service) Create(ctx context.Context, c Caller, key string, in *Input) (*Session, error) {
+	sess, err := s.create(ctx, c, key, in)
+	var ae *apperr.Error
+	if err != nil && !errors.As(err, &ae) {
+		// The database (or something under it) failed: the client may retry.
+		return nil, apperr.Unavailable(apperr.CheckoutUnavailable, err,
+			"Checkout is temporarily unavailable; retry shortly, then contact support.")
+	}
+	return sess, err
+}
+
+func (s *Service) create(ctx context.Context, c Caller, key string, in *Input) (*Session, error) {
 	if err := idempotency.CheckKey(key); err != nil {
 		return nil, err
 	}
@@ -117,8 +128,8 @@ func (s *Service) Create(ctx context.Context, c Caller, key string, in *Input) (
 	if err == nil {
 		return sess, nil
 	}
-	ae := apperr.From(err)
-	if !saveable(ae) {
+	var ae *apperr.Error
+	if !errors.As(err, &ae) || !saveable(ae) {
 		if rerr := s.Idempotency.Release(ctx, claim); rerr != nil {
 			return nil, errors.Join(err, rerr)
 		}

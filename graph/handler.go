@@ -47,6 +47,9 @@ func Present(ctx context.Context, err error, log *slog.Logger) *gqlerror.Error {
 	var ae *apperr.Error
 	switch {
 	case errors.As(err, &ae):
+		if ae.Status() >= 500 {
+			log.ErrorContext(ctx, "GraphQL resolver failed", "error", err)
+		}
 	case gqlErr.Err == nil:
 		// Produced by gqlgen itself: parsing, validation, argument coercion.
 		ae = &apperr.Error{Code: apperr.ValidationFailed, Message: gqlErr.Message}

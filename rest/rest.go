@@ -58,7 +58,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 // error becomes the Retry-After header.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error, meta any) {
 	ae := apperr.From(err)
-	if ae.Code == apperr.Internal && log != nil {
+	if ae.Status() >= 500 && log != nil {
 		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 	}
 	if ae.RetryAfter > 0 {
