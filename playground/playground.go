@@ -76,7 +76,9 @@ func loadAssets() map[string]*asset {
 
 // The defaults GraphiQL starts with when the browser has nothing stored.
 const (
-	defaultHeaders = "{\n  \"X-API-Key\": \"paste your svc_test_ key here\"\n}"
+	// An empty key, not placeholder text: until a key is pasted the API
+	// answers missing_api_key, which says what to do.
+	defaultHeaders = "{\n  \"X-API-Key\": \"\"\n}"
 	defaultQuery   = `# Paste your test key (printed by ` + "`make run`" + `) into the Headers tab below.
 query Catalog {
   events(perPage: 5) {
@@ -110,6 +112,7 @@ var pageTemplate = template.Must(template.New("playground").Parse(`<!DOCTYPE htm
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>Boxoffice GraphQL playground</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="{{.GraphiQLCSS}}">
 <style>
   html, body { height: 100%; margin: 0; }
@@ -136,7 +139,7 @@ var pageTemplate = template.Must(template.New("playground").Parse(`<!DOCTYPE htm
 <header class="bo-header">
   <strong>Boxoffice GraphQL playground</strong>
   <span>endpoint <code>{{.Endpoint}}</code></span>
-  <span class="bo-hint">Put your <code>svc_test_</code> key in the Headers tab as <code>X-API-Key</code>.</span>
+  <span class="bo-hint">Paste your <code>svc_test_</code> key into Headers as <code>X-API-Key</code>, then press ↻ (bottom left) to load docs and autocomplete. The key stays in this browser only.</span>
 </header>
 <div id="graphiql">Loading the playground…</div>
 <script src="{{.ReactJS}}"></script>

@@ -41,7 +41,7 @@ func TestPage(t *testing.T) {
 		"<title>Boxoffice GraphQL playground</title>",
 		"<code>" + testEndpoint + "</code>",
 		"X-API-Key",
-		"paste your svc_test_ key here",
+		`\"X-API-Key\": \"\"`,
 		"query Catalog",
 		"GraphiQL.createFetcher",
 		"isHeadersEditorEnabled: true",
