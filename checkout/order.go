@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/store"
 )
 
@@ -50,4 +51,27 @@ func (s *Service) Order(ctx context.Context, c Caller, ref string) (*store.Order
 		return nil, err
 	}
 	return o, nil
+}
+
+// OrderView is spec section 2.5, the Order both APIs and webhook payloads show.
+type OrderView struct {
+	Reference        string  `json:"reference"`
+	Status           string  `json:"status"`
+	StatusCode       int     `json:"status_code"`
+	Currency         *string `json:"currency"`
+	CreatedAt        *string `json:"created_at"`
+	UpdatedAt        *string `json:"updated_at"`
+	PaymentReference *string `json:"payment_reference"`
+	Environment      string  `json:"environment"`
+}
+
+// View converts a stored order into the API's Order.
+func View(o *store.Order) *OrderView {
+	created, updated := catalog.FormatStamp(o.CreatedAt), catalog.FormatStamp(o.UpdatedAt)
+	currency := o.Currency
+	return &OrderView{
+		Reference: o.Reference, Status: o.Status, StatusCode: StatusCode(o.Status),
+		Currency: &currency, CreatedAt: &created, UpdatedAt: &updated,
+		PaymentReference: o.PaymentReference, Environment: o.Environment,
+	}
 }

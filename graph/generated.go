@@ -197,7 +197,7 @@ type QueryResolver interface {
 	Events(ctx context.Context, page *int, perPage *int, q *string, includePast *bool) (*model.EventPage, error)
 	Event(ctx context.Context, id int) (*model.Event, error)
 	EventDate(ctx context.Context, id int) (*model.EventDate, error)
-	Order(ctx context.Context, reference string) (*model.Order, error)
+	Order(ctx context.Context, reference string) (*checkout.OrderView, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -3103,7 +3103,7 @@ func (ec *executionContext) fieldContext_Mutation_createCheckoutSession(ctx cont
 	return fc, nil
 }
 
-func (ec *executionContext) _Order_reference(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_reference(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3126,7 +3126,7 @@ func (ec *executionContext) fieldContext_Order_reference(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Order_status(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_status(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3149,7 +3149,7 @@ func (ec *executionContext) fieldContext_Order_status(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Order_statusCode(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_statusCode(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3172,7 +3172,7 @@ func (ec *executionContext) fieldContext_Order_statusCode(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Order_currency(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_currency(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3195,7 +3195,7 @@ func (ec *executionContext) fieldContext_Order_currency(_ context.Context, field
 	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Order_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_createdAt(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3218,7 +3218,7 @@ func (ec *executionContext) fieldContext_Order_createdAt(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Order_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_updatedAt(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3241,7 +3241,7 @@ func (ec *executionContext) fieldContext_Order_updatedAt(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Order_paymentReference(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_paymentReference(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3264,7 +3264,7 @@ func (ec *executionContext) fieldContext_Order_paymentReference(_ context.Contex
 	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Order_environment(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_environment(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3639,8 +3639,8 @@ func (ec *executionContext) _Query_order(ctx context.Context, field graphql.Coll
 			return ec.Resolvers.Query().Order(ctx, fc.Args["reference"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Order) graphql.Marshaler {
-			return ec.marshalOOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrder(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *checkout.OrderView) graphql.Marshaler {
+			return ec.marshalOOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐOrderView(ctx, selections, v)
 		},
 		true,
 		false,
@@ -6207,7 +6207,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 
 var orderImplementors = []string{"Order"}
 
-func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *model.Order) graphql.Marshaler {
+func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *checkout.OrderView) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7582,7 +7582,7 @@ func (ec *executionContext) marshalOMap2map(ctx context.Context, sel ast.Selecti
 	return res
 }
 
-func (ec *executionContext) marshalOOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrder(ctx context.Context, sel ast.SelectionSet, v *model.Order) graphql.Marshaler {
+func (ec *executionContext) marshalOOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐOrderView(ctx context.Context, sel ast.SelectionSet, v *checkout.OrderView) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -80,7 +80,7 @@ func (r *queryResolver) EventDate(ctx context.Context, id int) (*model.EventDate
 	return ds[0], nil
 }
 
-func (r *queryResolver) Order(ctx context.Context, reference string) (*model.Order, error) {
+func (r *queryResolver) Order(ctx context.Context, reference string) (*checkout.OrderView, error) {
 	c, err := caller(ctx)
 	if err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func (r *queryResolver) Order(ctx context.Context, reference string) (*model.Ord
 	if err != nil {
 		return nil, err
 	}
-	return toOrder(o), nil
+	return checkout.View(o), nil
 }
 
 func (r *Resolver) Event() graph.EventResolver { return &eventResolver{r} }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/checkout"
-	"github.com/boxoffice/boxoffice/graph/model"
 	"github.com/boxoffice/boxoffice/idempotency"
 	"github.com/go-chi/chi/v5"
 )
@@ -70,7 +69,7 @@ func (h *Handler) getOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
-		Data *model.Order `json:"data"`
+		Data *checkout.OrderView `json:"data"`
 	}{o})
 }
 
