@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/mail"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/nyaruka/phonenumbers"
@@ -118,8 +120,10 @@ func validate(in *Input) (*request, error) {
 		switch {
 		case r.Name == "":
 			d.Add("customer.name", "is required")
-		case len(r.Name) > maxNameLength:
+		case utf8.RuneCountInString(r.Name) > maxNameLength:
 			d.Add("customer.name", fmt.Sprintf("must be at most %d characters", maxNameLength))
+		case strings.ContainsFunc(r.Name, unicode.IsControl):
+			d.Add("customer.name", "must not contain control characters")
 		}
 		email := strings.TrimSpace(deref(in.Customer.Email))
 		if email == "" {
@@ -146,6 +150,16 @@ func validate(in *Input) (*request, error) {
 	r.CancelURL = strings.TrimSpace(deref(in.CancelURL))
 	if r.CancelURL == "" {
 		d.Add("cancel_url", "is required")
+	}
+	for key, v := range in.Metadata {
+		if strings.ContainsRune(key, 0) {
+			d.Add("metadata", "keys must not contain NUL characters")
+		}
+		walkStrings(v, func(s string) {
+			if strings.ContainsRune(s, 0) && len(d["metadata."+key]) == 0 {
+				d.Add("metadata."+key, "must not contain NUL characters")
+			}
+		})
 	}
 	if err := apperr.Validation(d); err != nil {
 		return nil, err

@@ -23,7 +23,7 @@ func (s *Service) checkRedirects(ctx context.Context, c Caller, req *request) er
 	hosts := make([]string, 0, 2)
 	for _, f := range []struct{ name, raw string }{{"success_url", req.SuccessURL}, {"cancel_url", req.CancelURL}} {
 		u, err := url.Parse(f.raw)
-		if err != nil || u.Scheme != "https" || u.Hostname() == "" || u.User != nil || u.Opaque != "" {
+		if err != nil || u.Scheme != "https" || u.Hostname() == "" || u.User != nil || u.Opaque != "" || !validPort(u.Port()) {
 			e := apperr.New(apperr.InvalidRedirectURL, "%s must be a valid HTTPS URL.", f.name)
 			e.Details = apperr.Details{f.name: {"must be an absolute https:// URL"}}
 			return e
@@ -135,3 +135,12 @@ func onlyDigits(s string) string {
 func sortIDs(ids []int64) { slices.Sort(ids) }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// validPort accepts an absent port or one in 1…65535.
+func validPort(p string) bool {
+	if p == "" {
+		return true
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
+}

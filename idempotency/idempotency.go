@@ -15,6 +15,7 @@ import (
 	"errors"
 	"math"
 	"time"
+	"unicode/utf8"
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/store"
@@ -60,7 +61,7 @@ func CheckKey(key string) error {
 	switch {
 	case key == "":
 		return apperr.New(apperr.MissingIdempotencyKey, "The Idempotency-Key header is required.")
-	case len(key) > MaxKeyLength:
+	case utf8.RuneCountInString(key) > MaxKeyLength:
 		return apperr.New(apperr.InvalidIdempotencyKey, "The Idempotency-Key header must be at most %d characters.", MaxKeyLength)
 	}
 	return nil
