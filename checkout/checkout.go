@@ -19,6 +19,7 @@ import (
 	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/idempotency"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/uptrace/bun"
 )
 
@@ -47,6 +48,7 @@ func DefaultConfig() Config {
 type Service struct {
 	DB          *store.DB
 	Idempotency *idempotency.Service
+	Webhooks    *webhook.Service
 	Now         func() time.Time
 	Config      Config
 }
@@ -237,6 +239,12 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, claim *idem
 		if err := store.InsertOrder(ctx, tx, order, items); err != nil {
 			return err
 		}
+		if order.Status != store.OrderPending {
+			// Free carts settle at once: order.paid (sandbox) or order.completed (live).
+			if err := s.emit(ctx, tx, order); err != nil {
+				return err
+			}
+		}
 		return s.Idempotency.Complete(ctx, tx, claim, body)
 	})
 	if err != nil {
@@ -397,7 +405,7 @@ func (s *Service) session(o *store.Order) *Session {
 		OrderReference: o.Reference, Status: o.Status, Environment: o.Environment,
 		RequiresPayment: o.RequiresPayment, PaymentReference: o.PaymentReference,
 	}
-	total := catalog.FormatAmount(o.TotalAmount)
+	total := formatMoney(o.TotalAmount)
 	sess.TotalAmount = &total
 	if o.Status == store.OrderPending {
 		u := CheckoutURL(s.Config.PublicBaseURL, o.Environment, o.Reference)
@@ -438,3 +446,5 @@ func newReference(env string) string {
 	}
 	return prefix + strings.ToLower(refEncoding.EncodeToString(b))
 }
+
+func formatMoney(minor int64) string { return catalog.FormatAmount(minor) }

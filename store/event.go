@@ -96,3 +96,10 @@ func EventsByReferences(ctx context.Context, db bun.IDB, refs []string) ([]Event
 func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
+
+// EventByID returns an event whatever its visibility (for orders already made).
+func EventByID(ctx context.Context, db bun.IDB, id int64) (*Event, error) {
+	e := new(Event)
+	err := db.NewSelect().Model(e).Where("e.id = ?", id).Scan(ctx)
+	return e, translate(err)
+}

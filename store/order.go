@@ -40,6 +40,7 @@ type Order struct {
 	CancelURL        string         `bun:"cancel_url,notnull"`
 	PaymentReference *string        `bun:"payment_reference"`
 	ExpiresAt        time.Time      `bun:"expires_at,nullzero"`
+	EventSequence    int64          `bun:"event_sequence,notnull"`
 	CreatedAt        time.Time      `bun:"created_at,notnull"`
 	UpdatedAt        time.Time      `bun:"updated_at,notnull"`
 }
@@ -138,4 +139,45 @@ func FreeUsage(ctx context.Context, db bun.IDB, scope, day string) (int64, error
 		return 0, translate(err)
 	}
 	return got[0], nil
+}
+
+// OrderItems returns the items of an order.
+func OrderItems(ctx context.Context, db bun.IDB, orderID int64) ([]OrderItem, error) {
+	var items []OrderItem
+	err := db.NewSelect().Model(&items).Where("oi.order_id = ?", orderID).Order("oi.id").Scan(ctx)
+	return items, translate(err)
+}
+
+// TransitionOrder moves an order from pending to status, only if it is still
+// pending, and reports whether it did; o receives the row as updated.
+func TransitionOrder(ctx context.Context, db bun.IDB, ref, status string, now time.Time, o *Order) (bool, error) {
+	res, err := db.NewUpdate().Model(o).
+		Set("status = ?", status).Set("updated_at = ?", now).
+		Where("reference = ?", ref).Where("status = ?", OrderPending).
+		Returning("*").Exec(ctx)
+	if err != nil {
+		return false, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// SettleStock moves qty of a ticket out of held: into sold when sell is true,
+// back to available otherwise.
+func SettleStock(ctx context.Context, db bun.IDB, ticketID, qty int64, sell bool, now time.Time) error {
+	q := db.NewUpdate().Model((*Ticket)(nil)).Set("held = held - ?", qty).Set("updated_at = ?", now).Where("id = ?", ticketID)
+	if sell {
+		q = q.Set("sold = sold + ?", qty)
+	}
+	_, err := q.Exec(ctx)
+	return translate(err)
+}
+
+// DueOrders returns the references of pending orders expired at now, oldest first.
+func DueOrders(ctx context.Context, db bun.IDB, now time.Time, limit int) ([]string, error) {
+	var refs []string
+	err := db.NewSelect().Model((*Order)(nil)).Column("reference").
+		Where("status = ?", OrderPending).Where("expires_at <= ?", now).
+		Order("expires_at").Limit(int64(limit)).Scan(ctx, &refs)
+	return refs, translate(err)
 }

@@ -13,9 +13,11 @@ import (
 	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/idempotency"
+	"github.com/boxoffice/boxoffice/jobs"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/resolvers"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/webhook"
 )
 
 // Config is the service's configuration (OPERATOR.md, "Configuration").
@@ -31,6 +33,10 @@ type Config struct {
 	// FreeDailyAppCap and FreeDailyBuyerEventCap cap live free tickets per UTC day.
 	FreeDailyAppCap        int64
 	FreeDailyBuyerEventCap int64
+	// WebhookRetryBase is the first webhook retry delay.
+	WebhookRetryBase time.Duration
+	// Jobs tunes background work (tests shorten its intervals).
+	Jobs jobs.Config
 }
 
 // DefaultConfig returns OPERATOR.md's defaults.
@@ -40,6 +46,7 @@ func DefaultConfig() Config {
 		DatabaseURL: store.DefaultURL, Addr: ":8080", PublicBaseURL: d.PublicBaseURL,
 		SandboxExpiry: d.SandboxExpiry, LiveExpiry: d.LiveExpiry,
 		FreeDailyAppCap: d.FreeDailyAppCap, FreeDailyBuyerEventCap: d.FreeDailyBuyerEventCap,
+		WebhookRetryBase: webhook.DefaultRetryBase, Jobs: jobs.DefaultConfig(),
 	}
 }
 
@@ -55,6 +62,8 @@ type Main struct {
 	Provision   *provision.Service
 	Idempotency *idempotency.Service
 	Checkout    *checkout.Service
+	Webhooks    *webhook.Service
+	Jobs        *jobs.Runner
 	Resolver    *resolvers.Resolver
 }
 
@@ -64,23 +73,46 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Main, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(cfg, db, log), nil
+	m, err := New(cfg, db, log)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return m, nil
 }
 
 // New builds the services over an open database.
-func New(cfg Config, db *store.DB, log *slog.Logger) *Main {
+func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	now := func() time.Time { return time.Now().UTC() }
 	m := &Main{Config: cfg, DB: db, Log: log, Now: now}
 	m.Catalog = &catalog.Service{DB: db, Now: now}
 	m.Auth = &auth.Authenticator{DB: db}
 	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks}
 	m.Idempotency = &idempotency.Service{DB: db, Now: now}
-	m.Checkout = &checkout.Service{DB: db, Idempotency: m.Idempotency, Now: now, Config: checkout.Config{
+	m.Webhooks = &webhook.Service{DB: db, Now: now, Log: log, Client: webhook.NewClient(cfg.AllowPrivateWebhooks),
+		AllowPrivate: cfg.AllowPrivateWebhooks}
+	m.Checkout = &checkout.Service{DB: db, Idempotency: m.Idempotency, Webhooks: m.Webhooks, Now: now, Config: checkout.Config{
 		PublicBaseURL: cfg.PublicBaseURL, SandboxExpiry: cfg.SandboxExpiry, LiveExpiry: cfg.LiveExpiry,
 		FreeDailyAppCap: cfg.FreeDailyAppCap, FreeDailyBuyerEventCap: cfg.FreeDailyBuyerEventCap,
 	}}
 	m.Resolver = &resolvers.Resolver{Catalog: m.Catalog, Checkout: m.Checkout, Now: now}
-	return m
+	jc := cfg.Jobs
+	jc.RetryBase = cfg.WebhookRetryBase
+	runner, err := jobs.New(db, m.Webhooks, m.Checkout, jc, log)
+	if err != nil {
+		return nil, err
+	}
+	m.Jobs = runner
+	m.Webhooks.Enqueue = runner.EnqueueDelivery
+	return m, nil
+}
+
+// Migrate applies the service's migrations and River's.
+func (m *Main) Migrate(ctx context.Context) error {
+	if err := store.Migrate(ctx, m.DB); err != nil {
+		return err
+	}
+	return jobs.Migrate(ctx, m.DB)
 }
 
 // purgeEvery is how often serve deletes expired idempotency keys.
@@ -119,21 +151,32 @@ func (m *Main) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
 	}
+	// Jobs get their own context: on shutdown they are stopped after HTTP,
+	// so in-flight requests can still enqueue.
+	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopJobs()
+	if err := m.Jobs.Start(jobsCtx); err != nil {
+		return fmt.Errorf("start jobs: %w", err)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	go m.purge(ctx)
+	var serveErr error
 	select {
-	case err := <-errc:
-		return err
+	case serveErr = <-errc:
 	case <-ctx.Done():
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+	if serveErr == nil {
+		if err := srv.Shutdown(shutdown); err != nil {
+			serveErr = fmt.Errorf("shutdown: %w", err)
+		} else if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			serveErr = err
+		}
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
+	if err := m.Jobs.Stop(shutdown); err != nil {
+		serveErr = errors.Join(serveErr, fmt.Errorf("stop jobs: %w", err))
 	}
-	return nil
+	return serveErr
 }

@@ -1,38 +1,15 @@
 package main
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/boxoffice/boxoffice/seed"
-	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
 	"github.com/stretchr/testify/require"
 )
-
-// setupTB is setup for any testing.TB (a fuzz test has a *testing.F, not a
-// *testing.T): a running server over db seeded with the demo.
-func setupTB(t testing.TB, db *store.DB) *testBundle {
-	t.Helper()
-	cfg := DefaultConfig()
-	cfg.PublicBaseURL = "http://boxoffice.test"
-	m := New(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	demo, err := seed.Demo(context.Background(), db, m.Provision, m.Now())
-	require.NoError(t, err)
-	srv := httptest.NewServer(m.Handler())
-	t.Cleanup(srv.Close)
-	return &testBundle{
-		m: m, db: db, srv: srv, queries: storetest.Count(db), demo: demo,
-		testKey: demo.App.TestKey, liveKey: demo.App.LiveKey,
-	}
-}
 
 // checkoutSeeds returns interesting checkout bodies for the demo catalog of tb.
 func checkoutSeeds(t testing.TB, tb *testBundle) [][]byte {
@@ -89,7 +66,7 @@ func checkoutSeeds(t testing.TB, tb *testBundle) [][]byte {
 // every answer is a 201 with a sandbox order or a 4xx in the error format,
 // never a 5xx.
 func FuzzCheckoutRequest(f *testing.F) {
-	tb := setupTB(f, storetest.MustOpen(f, "sqlite"))
+	tb := setup(f, storetest.MustOpen(f, "sqlite"))
 	for _, body := range checkoutSeeds(f, tb) {
 		f.Add(body)
 	}

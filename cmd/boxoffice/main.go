@@ -13,7 +13,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/boxoffice/boxoffice/store"
 	"github.com/urfave/cli/v3"
 	"golang.org/x/term"
 	_ "time/tzdata" // event timezones resolve on machines without a zoneinfo database
@@ -61,6 +60,8 @@ var globalFlags = []cli.Flag{
 		Usage: "how long a pending live checkout lives"},
 	&cli.Int64Flag{Name: "free-daily-app-cap", Value: defaults.FreeDailyAppCap, Sources: cli.EnvVars("FREE_DAILY_APP_CAP"),
 		Usage: "live free tickets per app per UTC day"},
+	&cli.DurationFlag{Name: "webhook-retry-base", Value: defaults.WebhookRetryBase, Sources: cli.EnvVars("WEBHOOK_RETRY_BASE"),
+		Usage: "first webhook retry delay; attempt n waits about base·2^(n-1)"},
 	&cli.Int64Flag{Name: "free-daily-buyer-event-cap", Value: defaults.FreeDailyBuyerEventCap, Sources: cli.EnvVars("FREE_DAILY_BUYER_EVENT_CAP"),
 		Usage: "live free tickets per buyer per event per UTC day"},
 }
@@ -77,6 +78,8 @@ func configFrom(cmd *cli.Command) Config {
 		LiveExpiry:             cmd.Duration("live-expiry"),
 		FreeDailyAppCap:        cmd.Int64("free-daily-app-cap"),
 		FreeDailyBuyerEventCap: cmd.Int64("free-daily-buyer-event-cap"),
+		WebhookRetryBase:       cmd.Duration("webhook-retry-base"),
+		Jobs:                   defaults.Jobs,
 	}
 }
 
@@ -96,7 +99,7 @@ func withMain(stderr io.Writer, fn func(ctx context.Context, cmd *cli.Command, m
 // fresh database just works.
 func withMigrated(stderr io.Writer, fn func(ctx context.Context, cmd *cli.Command, m *Main) error) cli.ActionFunc {
 	return withMain(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
-		if err := store.Migrate(ctx, m.DB); err != nil {
+		if err := m.Migrate(ctx); err != nil {
 			return err
 		}
 		return fn(ctx, cmd, m)

@@ -28,14 +28,16 @@ type testBundle struct {
 	liveKey string
 }
 
-func setup(t *testing.T, db *store.DB, opts ...func(*Config)) *testBundle {
+func setup(t testing.TB, db *store.DB, opts ...func(*Config)) *testBundle {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.PublicBaseURL = "http://boxoffice.test"
 	for _, o := range opts {
 		o(&cfg)
 	}
-	m := New(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m, err := New(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	require.NoError(t, m.Migrate(context.Background()))
 	demo, err := seed.Demo(context.Background(), db, m.Provision, m.Now())
 	require.NoError(t, err)
 	srv := httptest.NewServer(m.Handler())
@@ -118,7 +120,9 @@ func (r *response) gqlErrorExt(t *testing.T) map[string]any {
 func TestMain_Serve(t *testing.T) {
 	t.Parallel()
 	db := storetest.MustOpen(t, "sqlite")
-	m := New(Config{}, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m, err := New(DefaultConfig(), db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	require.NoError(t, m.Migrate(context.Background()))
 	ln, err := newLocalListener()
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

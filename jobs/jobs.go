@@ -1,0 +1,194 @@
+// Package jobs runs Boxoffice's durable background work on River: webhook
+// deliveries (retried with exponential backoff, at most webhook.MaxAttempts
+// times) and the periodic sweep that expires pending orders. Jobs live in
+// the service's own database, are inserted in the transaction of the change
+// that causes them, survive restarts, and are shared safely by every
+// instance: each job is worked by one of them, and the sweep is scheduled by
+// the elected leader only.
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/boxoffice/boxoffice/checkout"
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/webhook"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/uptrace/bun"
+)
+
+// Config tunes the runner.
+type Config struct {
+	// RetryBase is the first webhook retry delay; attempt n waits base·2^(n-1).
+	RetryBase time.Duration
+	// SweepInterval is how often pending orders are checked for expiry.
+	SweepInterval time.Duration
+	// PollInterval is how often workers look for due jobs (retries of a few
+	// seconds are found by polling, whatever the database).
+	PollInterval time.Duration
+	// Workers is how many jobs one instance works at once.
+	Workers int
+}
+
+// DefaultConfig returns production settings.
+func DefaultConfig() Config {
+	return Config{RetryBase: webhook.DefaultRetryBase, SweepInterval: 10 * time.Second, PollInterval: 250 * time.Millisecond, Workers: 8}
+}
+
+// Runner inserts and works jobs.
+type Runner struct {
+	inserter *river.Client[*sql.Tx]
+	worker   startStopper
+	log      *slog.Logger
+}
+
+type startStopper interface {
+	Start(context.Context) error
+	Stop(context.Context) error
+	StopAndCancel(context.Context) error
+}
+
+// Migrate creates or updates River's tables.
+func Migrate(ctx context.Context, db *store.DB) error {
+	var (
+		m   *rivermigrate.Migrator[*sql.Tx]
+		err error
+	)
+	if db.Postgres() {
+		m, err = rivermigrate.New(riverdatabasesql.New(db.DB.DB), nil)
+	} else {
+		m, err = rivermigrate.New(riversqlite.New(db.DB.DB), nil)
+	}
+	if err != nil {
+		return fmt.Errorf("jobs: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("jobs: migrate: %w", err)
+	}
+	return nil
+}
+
+// New builds a runner over db. It does not start working until Start.
+func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, cfg Config, log *slog.Logger) (*Runner, error) {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &deliverWorker{hooks: hooks})
+	river.AddWorker(workers, &expireWorker{orders: orders, log: log})
+	rc := &river.Config{
+		Logger:            log.With("component", "jobs"),
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(cfg.Workers, 1)}},
+		Workers:           workers,
+		RetryPolicy:       backoff{base: cfg.RetryBase},
+		FetchPollInterval: cfg.PollInterval,
+		FetchCooldown:     min(cfg.PollInterval, 50*time.Millisecond),
+		JobTimeout:        time.Minute,
+		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(
+			river.PeriodicInterval(cfg.SweepInterval),
+			func() (river.JobArgs, *river.InsertOpts) { return expireArgs{}, nil },
+			&river.PeriodicJobOpts{RunOnStart: true, ID: "expire_pending_orders"},
+		)},
+	}
+	r := &Runner{log: log}
+	if db.Postgres() {
+		// Inserts go through database/sql so they join Bun's transactions;
+		// the worker listens on the pgx pool for prompt pick-up.
+		ins, err := river.NewClient(riverdatabasesql.New(db.DB.DB), &river.Config{Workers: workers})
+		if err != nil {
+			return nil, fmt.Errorf("jobs: %w", err)
+		}
+		w, err := river.NewClient(riverpgxv5.New(db.Pool), rc)
+		if err != nil {
+			return nil, fmt.Errorf("jobs: %w", err)
+		}
+		r.inserter, r.worker = ins, w
+		return r, nil
+	}
+	c, err := river.NewClient(riversqlite.New(db.DB.DB), rc)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: %w", err)
+	}
+	r.inserter, r.worker = c, c
+	return r, nil
+}
+
+// EnqueueDelivery schedules the delivery of a webhook event inside tx.
+func (r *Runner) EnqueueDelivery(ctx context.Context, tx bun.Tx, eventID string) error {
+	_, err := r.inserter.InsertTx(ctx, tx.Tx, deliverArgs{EventID: eventID}, nil)
+	return err
+}
+
+// Start begins working jobs until Stop.
+func (r *Runner) Start(ctx context.Context) error { return r.worker.Start(ctx) }
+
+// Stop lets running jobs finish (cancelling them if ctx ends first) and
+// stops; unfinished deliveries stay in the database for the next start.
+func (r *Runner) Stop(ctx context.Context) error {
+	if err := r.worker.Stop(ctx); err != nil {
+		hard, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		return errors.Join(err, r.worker.StopAndCancel(hard))
+	}
+	return nil
+}
+
+// backoff waits base·2^(n-1) after the n-th failed attempt.
+type backoff struct{ base time.Duration }
+
+func (b backoff) NextRetry(job *rivertype.JobRow) time.Time {
+	n := min(max(job.Attempt, 1), 20)
+	return time.Now().UTC().Add(b.base << (n - 1))
+}
+
+type deliverArgs struct {
+	EventID string `json:"event_id"`
+}
+
+func (deliverArgs) Kind() string { return "webhook_delivery" }
+
+func (deliverArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: webhook.MaxAttempts}
+}
+
+type deliverWorker struct {
+	river.WorkerDefaults[deliverArgs]
+	hooks *webhook.Service
+}
+
+func (w *deliverWorker) Work(ctx context.Context, job *river.Job[deliverArgs]) error {
+	err := w.hooks.Deliver(ctx, job.Args.EventID, job.Attempt >= job.MaxAttempts)
+	if errors.Is(err, webhook.ErrGiveUp) || errors.Is(err, store.ErrNotFound) {
+		return river.JobCancel(err)
+	}
+	return err
+}
+
+func (w *deliverWorker) Timeout(*river.Job[deliverArgs]) time.Duration { return webhook.Timeout + 5*time.Second }
+
+type expireArgs struct{}
+
+func (expireArgs) Kind() string { return "expire_pending_orders" }
+
+func (expireArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 1} }
+
+type expireWorker struct {
+	river.WorkerDefaults[expireArgs]
+	orders *checkout.Service
+	log    *slog.Logger
+}
+
+func (w *expireWorker) Work(ctx context.Context, _ *river.Job[expireArgs]) error {
+	n, err := w.orders.ExpireDue(ctx)
+	if n > 0 {
+		w.log.Info("expired pending orders", "count", n)
+	}
+	return err
+}

@@ -1,0 +1,122 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Webhook event statuses.
+const (
+	WebhookPending   = "pending"
+	WebhookDelivered = "delivered"
+	WebhookFailed    = "failed"
+)
+
+// WebhookEvent is one event for an app: its exact signed body and how its
+// delivery went.
+type WebhookEvent struct {
+	bun.BaseModel `bun:"table:webhook_events,alias:we"`
+
+	ID          string    `bun:"id,pk"`
+	AppID       int64     `bun:"app_id,notnull"`
+	Environment string    `bun:"environment,notnull"`
+	Type        string    `bun:"type,notnull"`
+	OrderID     *int64    `bun:"order_id"`
+	Sequence    int64     `bun:"sequence,notnull"`
+	Payload     string    `bun:"payload,notnull"`
+	Status      string    `bun:"status,notnull"`
+	Attempts    int64     `bun:"attempts,notnull"`
+	LastError   *string   `bun:"last_error"`
+	CreatedAt   time.Time `bun:"created_at,notnull"`
+	DeliveredAt time.Time `bun:"delivered_at,nullzero"`
+}
+
+// WebhookAttempt is one delivery attempt of an event.
+type WebhookAttempt struct {
+	bun.BaseModel `bun:"table:webhook_attempts,alias:wa"`
+
+	ID         int64     `bun:"id,pk,autoincrement"`
+	EventID    string    `bun:"event_id,notnull"`
+	Attempt    int64     `bun:"attempt,notnull"`
+	URL        string    `bun:"url,notnull"`
+	StatusCode *int64    `bun:"status_code"`
+	LatencyMS  int64     `bun:"latency_ms,notnull"`
+	Error      *string   `bun:"error"`
+	CreatedAt  time.Time `bun:"created_at,notnull"`
+}
+
+// InsertWebhookEvent stores an event.
+func InsertWebhookEvent(ctx context.Context, db bun.IDB, e *WebhookEvent) error {
+	_, err := db.NewInsert().Model(e).Exec(ctx)
+	return translate(err)
+}
+
+// WebhookEventByID returns one event.
+func WebhookEventByID(ctx context.Context, db bun.IDB, id string) (*WebhookEvent, error) {
+	e := new(WebhookEvent)
+	err := db.NewSelect().Model(e).Where("we.id = ?", id).Scan(ctx)
+	return e, translate(err)
+}
+
+// RecordWebhookAttempt stores an attempt and updates its event's status,
+// attempt count and last error.
+func RecordWebhookAttempt(ctx context.Context, db bun.IDB, a *WebhookAttempt, status string, now time.Time) error {
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewInsert().Model(a).Returning("id").Exec(ctx); err != nil {
+			return translate(err)
+		}
+		q := tx.NewUpdate().Model((*WebhookEvent)(nil)).
+			Set("attempts = ?", a.Attempt).Set("status = ?", status).Set("last_error = ?", a.Error).
+			Where("id = ?", a.EventID)
+		if status == WebhookDelivered {
+			q = q.Set("delivered_at = ?", now)
+		}
+		_, err := q.Exec(ctx)
+		return translate(err)
+	})
+}
+
+// SetWebhookEventStatus changes an event's status (redelivery resets it to pending).
+func SetWebhookEventStatus(ctx context.Context, db bun.IDB, id, status string) error {
+	res, err := db.NewUpdate().Model((*WebhookEvent)(nil)).Set("status = ?", status).Where("id = ?", id).Exec(ctx)
+	return affectedOne(res, err)
+}
+
+// RecentWebhookEvents returns an app's newest events, with their attempts.
+func RecentWebhookEvents(ctx context.Context, db bun.IDB, appID int64, limit int) ([]WebhookEvent, map[string][]WebhookAttempt, error) {
+	events := []WebhookEvent{}
+	err := db.NewSelect().Model(&events).Where("we.app_id = ?", appID).
+		Order("we.created_at DESC", "we.id DESC").Limit(int64(limit)).Scan(ctx)
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	attempts := map[string][]WebhookAttempt{}
+	if len(events) == 0 {
+		return events, attempts, nil
+	}
+	ids := make([]string, len(events))
+	for i := range events {
+		ids[i] = events[i].ID
+	}
+	var as []WebhookAttempt
+	err = db.NewSelect().Model(&as).Where("wa.event_id IN (?)", bun.List(ids)).Order("wa.event_id", "wa.attempt").Scan(ctx)
+	for _, a := range as {
+		attempts[a.EventID] = append(attempts[a.EventID], a)
+	}
+	return events, attempts, translate(err)
+}
+
+// NextOrderSequence bumps an order's event sequence and returns the new value.
+func NextOrderSequence(ctx context.Context, db bun.IDB, orderID int64) (int64, error) {
+	var seq []int64
+	err := db.NewRaw("UPDATE orders SET event_sequence = event_sequence + 1 WHERE id = ? RETURNING event_sequence", orderID).Scan(ctx, &seq)
+	if err != nil {
+		return 0, translate(err)
+	}
+	if len(seq) == 0 {
+		return 0, ErrNotFound
+	}
+	return seq[0], nil
+}

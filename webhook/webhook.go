@@ -1,0 +1,200 @@
+// Package webhook emits signed events to partner apps and delivers them.
+// An event row and its delivery job are written in the transaction of the
+// change that causes them, so nothing is lost on a crash; delivery runs as a
+// durable job that retries non-2xx answers and timeouts with exponential
+// backoff, at most MaxAttempts times, recording every attempt.
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/webhook/verify"
+	"github.com/uptrace/bun"
+)
+
+// Event types (spec section 6).
+const (
+	OrderPaid      = "order.paid"
+	OrderCompleted = "order.completed"
+	OrderFailed    = "order.failed"
+	OrderExpired   = "order.expired"
+	Test           = "webhook.test"
+)
+
+// MaxAttempts is how many times a delivery is tried (spec section 8).
+const MaxAttempts = 10
+
+// DefaultRetryBase is the first retry delay (WEBHOOK_RETRY_BASE).
+const DefaultRetryBase = 30 * time.Second
+
+// Service emits and delivers webhook events.
+type Service struct {
+	DB  *store.DB
+	Now func() time.Time
+	Log *slog.Logger
+	// Client sends deliveries; NewClient builds the safe default.
+	Client *http.Client
+	// AllowPrivate accepts http:// URLs and private targets (development).
+	AllowPrivate bool
+	// Enqueue schedules the delivery job of an event inside tx.
+	Enqueue func(ctx context.Context, tx bun.Tx, eventID string) error
+}
+
+// Event is what Emit records.
+type Event struct {
+	AppID       int64
+	Environment string
+	Type        string
+	// OrderID and Sequence identify order events; Sequence grows per order.
+	OrderID  *int64
+	Sequence int64
+	Data     any
+}
+
+// body is the JSON every delivery carries (OPERATOR.md).
+type body struct {
+	ID          string `json:"id"`
+	Type        string `json:"type"`
+	CreatedAt   string `json:"created_at"`
+	Environment string `json:"environment"`
+	Sequence    int64  `json:"sequence"`
+	Data        any    `json:"data"`
+}
+
+// Emit records an event and schedules its delivery in tx, the transaction
+// of the change it reports. It returns the event id.
+func (s *Service) Emit(ctx context.Context, tx bun.Tx, e Event) (string, error) {
+	now := s.Now().UTC()
+	id := newEventID()
+	payload, err := json.Marshal(body{ID: id, Type: e.Type, CreatedAt: now.Format(time.RFC3339),
+		Environment: e.Environment, Sequence: e.Sequence, Data: e.Data})
+	if err != nil {
+		return "", fmt.Errorf("webhook: encode %s: %w", e.Type, err)
+	}
+	row := &store.WebhookEvent{ID: id, AppID: e.AppID, Environment: e.Environment, Type: e.Type,
+		OrderID: e.OrderID, Sequence: e.Sequence, Payload: string(payload), Status: store.WebhookPending, CreatedAt: now}
+	if err := store.InsertWebhookEvent(ctx, tx, row); err != nil {
+		return "", err
+	}
+	if err := s.Enqueue(ctx, tx, id); err != nil {
+		return "", fmt.Errorf("webhook: enqueue %s: %w", id, err)
+	}
+	return id, nil
+}
+
+// Redeliver schedules another round of delivery for an event.
+func (s *Service) Redeliver(ctx context.Context, id string) error {
+	return s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := store.SetWebhookEventStatus(ctx, tx, id, store.WebhookPending); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("webhook event %s does not exist", id)
+			}
+			return err
+		}
+		return s.Enqueue(ctx, tx, id)
+	})
+}
+
+// ErrGiveUp marks a delivery that retrying cannot fix (no URL, unsafe URL).
+var ErrGiveUp = errors.New("webhook: delivery cannot succeed")
+
+// Deliver makes one delivery attempt of an event and records it. It returns
+// nil on a 2xx answer, an error to be retried otherwise; when last is true
+// (the job's final attempt), or for an error wrapping ErrGiveUp, the event
+// is marked failed.
+func (s *Service) Deliver(ctx context.Context, eventID string, last bool) error {
+	ev, err := store.WebhookEventByID(ctx, s.DB, eventID)
+	if err != nil {
+		return err
+	}
+	if ev.Status == store.WebhookDelivered {
+		return nil // a redelivery raced with a success
+	}
+	app, err := store.AppByID(ctx, s.DB, ev.AppID)
+	if err != nil {
+		return err
+	}
+	attempt := ev.Attempts + 1 // counted across redeliveries
+	start := s.Now()
+	status, derr := s.send(ctx, app, ev)
+	rec := &store.WebhookAttempt{EventID: ev.ID, Attempt: int64(attempt), URL: app.WebhookURL,
+		LatencyMS: s.Now().Sub(start).Milliseconds(), CreatedAt: s.Now().UTC()}
+	if status > 0 {
+		code := int64(status)
+		rec.StatusCode = &code
+	}
+	if derr == nil && (status < 200 || status > 299) {
+		derr = fmt.Errorf("receiver answered %d", status)
+	}
+	outcome := store.WebhookDelivered
+	if derr != nil {
+		msg := derr.Error()
+		rec.Error = &msg
+		outcome = store.WebhookPending
+		if last || errors.Is(derr, ErrGiveUp) {
+			outcome = store.WebhookFailed
+		}
+	}
+	if err := store.RecordWebhookAttempt(ctx, s.DB, rec, outcome, s.Now().UTC()); err != nil {
+		return err
+	}
+	s.Log.Info("webhook delivery", "event_id", ev.ID, "type", ev.Type, "app_id", ev.AppID,
+		"attempt", attempt, "status", status, "latency_ms", rec.LatencyMS, "outcome", outcome, "error", rec.Error)
+	return derr
+}
+
+// send signs and posts an event; it returns the HTTP status (0 when none).
+func (s *Service) send(ctx context.Context, app *store.App, ev *store.WebhookEvent) (int, error) {
+	if app.WebhookURL == "" {
+		return 0, fmt.Errorf("%w: the app has no webhook URL", ErrGiveUp)
+	}
+	u, err := url.Parse(app.WebhookURL)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && !(s.AllowPrivate && u.Scheme == "http")) {
+		return 0, fmt.Errorf("%w: the webhook URL must be https://", ErrGiveUp)
+	}
+	ts := strconv.FormatInt(s.Now().Unix(), 10)
+	payload := []byte(ev.Payload)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, app.WebhookURL, bytes.NewReader(payload))
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrGiveUp, err)
+	}
+	std, err := verify.SignStandard(app.WebhookSecret, ev.ID, ts, payload)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrGiveUp, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Boxoffice-Webhooks/1")
+	req.Header.Set(verify.HeaderTimestamp, ts)
+	req.Header.Set(verify.HeaderSignature, verify.Sign(app.WebhookSecret, ts, payload))
+	req.Header.Set(verify.HeaderEventID, ev.ID)
+	req.Header.Set(verify.HeaderEventType, ev.Type)
+	req.Header.Set(verify.HeaderStandardID, ev.ID)
+	req.Header.Set(verify.HeaderStandardTimestamp, ts)
+	req.Header.Set(verify.HeaderStandardSignature, std)
+	res, err := s.Client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	return res.StatusCode, nil
+}
+
+func newEventID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return "evt_" + hex.EncodeToString(b)
+}
