@@ -9,6 +9,7 @@ import (
 	"github.com/boxoffice/boxoffice/loaders"
 	"github.com/boxoffice/boxoffice/playground"
 	"github.com/boxoffice/boxoffice/rest"
+	"github.com/boxoffice/boxoffice/sandbox"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 )
@@ -29,6 +30,8 @@ func (m *Main) Handler() http.Handler {
 		r.Use(loaders.Middleware(m.Catalog))
 		api.Routes(r)
 	})
+
+	(&sandbox.Handler{Checkout: m.Checkout, Now: m.Now, Log: m.Log}).Routes(r)
 
 	gql := chi.Chain(
 		m.Auth.Middleware(func(w http.ResponseWriter, _ *http.Request, err error) { graph.WriteError(w, err) }),
