@@ -171,7 +171,9 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[deliverArgs]) e
 	return err
 }
 
-func (w *deliverWorker) Timeout(*river.Job[deliverArgs]) time.Duration { return webhook.Timeout + 5*time.Second }
+func (w *deliverWorker) Timeout(*river.Job[deliverArgs]) time.Duration {
+	return webhook.Timeout + 5*time.Second
+}
 
 type expireArgs struct{}
 

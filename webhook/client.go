@@ -53,4 +53,3 @@ func Public(addr netip.Addr) bool {
 		!addr.IsLinkLocalMulticast() && !addr.IsInterfaceLocalMulticast() && !addr.IsMulticast() &&
 		!addr.IsUnspecified() && !cgnat.Contains(addr)
 }
-
