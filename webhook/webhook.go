@@ -198,3 +198,25 @@ func newEventID() string {
 	_, _ = rand.Read(b)
 	return "evt_" + hex.EncodeToString(b)
 }
+
+// EmitTest emits a webhook.test event for an app, so a partner can check
+// their endpoint and signature code.
+func (s *Service) EmitTest(ctx context.Context, appID int64, env string) (string, error) {
+	if env != store.EnvTest && env != store.EnvLive {
+		return "", fmt.Errorf("--env %q is not one of test, live", env)
+	}
+	var id string
+	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := store.AppByID(ctx, tx, appID); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("app %d does not exist", appID)
+			}
+			return err
+		}
+		var err error
+		id, err = s.Emit(ctx, tx, Event{AppID: appID, Environment: env, Type: Test,
+			Data: map[string]any{"message": "This is a test event from Boxoffice."}})
+		return err
+	})
+	return id, err
+}

@@ -130,6 +130,7 @@ func newCLI(stdout, stderr io.Writer) *cli.Command {
 			accountsCommand(stdout, stderr),
 			appsCommand(stdout, stderr),
 			keysCommand(stdout, stderr),
+			webhooksCommand(stdout, stderr),
 		},
 	}
 }

@@ -69,7 +69,7 @@ func (r *response) errorMessage() string {
 	return msg
 }
 
-func (tb *testBundle) do(t *testing.T, method, path, key string, body []byte, headers ...string) *response {
+func (tb *testBundle) do(t testing.TB, method, path, key string, body []byte, headers ...string) *response {
 	t.Helper()
 	req, err := http.NewRequest(method, tb.srv.URL+path, bytes.NewReader(body))
 	require.NoError(t, err)
@@ -94,13 +94,13 @@ func (tb *testBundle) do(t *testing.T, method, path, key string, body []byte, he
 	return out
 }
 
-func (tb *testBundle) get(t *testing.T, path, key string) *response {
+func (tb *testBundle) get(t testing.TB, path, key string) *response {
 	t.Helper()
 	return tb.do(t, http.MethodGet, path, key, nil)
 }
 
 // graphql posts a query and returns the decoded response.
-func (tb *testBundle) graphql(t *testing.T, key, query string, vars map[string]any) *response {
+func (tb *testBundle) graphql(t testing.TB, key, query string, vars map[string]any) *response {
 	t.Helper()
 	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
 	require.NoError(t, err)
@@ -108,7 +108,7 @@ func (tb *testBundle) graphql(t *testing.T, key, query string, vars map[string]a
 }
 
 // gqlErrorExt returns the extensions of the first GraphQL error.
-func (r *response) gqlErrorExt(t *testing.T) map[string]any {
+func (r *response) gqlErrorExt(t testing.TB) map[string]any {
 	t.Helper()
 	errs, ok := r.Body["errors"].([]any)
 	require.True(t, ok, "no errors in %s", r.Raw)
@@ -137,7 +137,7 @@ func TestMain_Serve(t *testing.T) {
 }
 
 // checkout posts a checkout request; body is marshalled unless it is []byte.
-func (tb *testBundle) checkout(t *testing.T, apiKey, idemKey string, body any) *response {
+func (tb *testBundle) checkout(t testing.TB, apiKey, idemKey string, body any) *response {
 	t.Helper()
 	raw, ok := body.([]byte)
 	if !ok {
