@@ -45,7 +45,7 @@ func gaps(ds []delivery) []time.Duration {
 func TestWebhookRetries(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t.Run("FourthAttemptDelivers", func(t *testing.T) {
-			tb := setup(t, storetest.MustOpen(t, dbKind(db)), fastJobs, func(c *Config) { c.WebhookRetryBase = 40 * time.Millisecond })
+			tb := setup(t, storetest.MustOpen(t, dbKind(db)), fastJobs, func(c *Config) { c.WebhookRetryBase = 150 * time.Millisecond })
 			rc := newReceiver(t, func(n int) int {
 				if n <= 3 {
 					return http.StatusInternalServerError
