@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/boxoffice/boxoffice/webhook/verify"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// chromiumPath returns Debian's Chromium. Without it the test is skipped on
+// a developer's machine but fails in CI (CI set), which installs it.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"/usr/bin/chromium", "chromium"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("chromium is not installed, but CI is set: .ci/run installs it (apt-get install chromium); the browser test must run in CI")
+	}
+	t.Skip("chromium not found; `apt-get install chromium` enables this browser test")
+	return ""
+}
+
+// syncBuffer collects the browser's output for a failing test's log.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// withoutDBus is the output without the D-Bus errors Chromium prints in
+// containers that have no system bus.
+func (b *syncBuffer) withoutDBus() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var keep []string
+	for _, line := range strings.Split(b.buf.String(), "\n") {
+		if !strings.Contains(line, ":ERROR:dbus/") {
+			keep = append(keep, line)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+const partnerDonePage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Partner shop</title><link rel="icon" href="data:,"></head>
+<body><h1 id="thanks">Thanks from the partner</h1><p>Your tickets are on their way.</p></body></html>`
+
+// TestSandboxPageInBrowser pays a sandbox checkout the way a developer does:
+// in a real browser, by clicking the button, following the redirect to the
+// partner's success_url.
+func TestSandboxPageInBrowser(t *testing.T) {
+	execPath := chromiumPath(t)
+
+	tb := setup(t, storetest.MustOpen(t, "sqlite"), fastJobs)
+	rc := newReceiver(t, ok)
+	tb.pointWebhooks(t, rc.srv.URL)
+	tb.startJobs(t)
+
+	// The partner's shop: success_url is https://partner.example/done, which
+	// Chromium resolves to this server.
+	var partnerHits atomic.Int32
+	partner := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/done" {
+			http.NotFound(w, r)
+			return
+		}
+		partnerHits.Add(1)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, partnerDonePage)
+	}))
+	t.Cleanup(partner.Close)
+	partnerPort := partner.Listener.Addr().(*net.TCPAddr).Port
+
+	// t.TempDir registers its removal before the browser's shutdown below,
+	// so Chromium has exited before its profile is removed.
+	profile := t.TempDir()
+	shots := t.TempDir()
+
+	output := &syncBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("chromium output (D-Bus noise left out):\n%s", output.withoutDBus())
+		}
+	})
+
+	base, cancelBase := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancelBase)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(execPath),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("ignore-certificate-errors", true),
+		chromedp.Flag("host-resolver-rules", fmt.Sprintf("MAP partner.example:443 127.0.0.1:%d", partnerPort)),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1280, 900),
+		chromedp.CombinedOutput(output),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(base, opts...)
+	t.Cleanup(cancelAlloc) // waits for the browser process to exit
+	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() {
+		_ = chromedp.Cancel(ctx) // closes the browser gracefully
+		cancelCtx()
+	})
+	run := func(step string, actions ...chromedp.Action) {
+		t.Helper()
+		start := time.Now()
+		require.NoError(t, chromedp.Run(ctx, actions...), "browser: %s", step)
+		t.Logf("browser: %s (%s)", step, time.Since(start).Round(time.Millisecond))
+	}
+
+	res := tb.checkout(t, tb.testKey, newIdemKey(), tb.highlife(2))
+	require.Equal(t, http.StatusCreated, res.Status, "checkout: %s", res.Raw)
+	sess := res.data()
+	ref, _ := sess["order_reference"].(string)
+	require.NotEmpty(t, ref, "order_reference in %s", res.Raw)
+	checkoutURL, _ := sess["checkout_url"].(string)
+	require.True(t, strings.HasPrefix(checkoutURL, "http://boxoffice.test/"), "checkout_url %q", checkoutURL)
+	pageURL := tb.srv.URL + strings.TrimPrefix(checkoutURL, "http://boxoffice.test")
+
+	var text string
+	run("open the sandbox page",
+		chromedp.Navigate(pageURL),
+		chromedp.WaitVisible(`button[value="paid"]`, chromedp.ByQuery),
+		chromedp.Text(`body`, &text, chromedp.ByQuery),
+	)
+	require.Contains(t, text, "Highlife Night at the Conference Centre")
+	require.Contains(t, text, "240.00")
+
+	var png []byte
+	run("take a screenshot", chromedp.FullScreenshot(&png, 100))
+	shot := filepath.Join(shots, "sandbox-checkout.png")
+	require.NoError(t, os.WriteFile(shot, png, 0o644))
+	t.Logf("screenshot: %s", shot)
+	if dir := os.Getenv("BOXOFFICE_SCREENSHOTS"); dir != "" {
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		kept := filepath.Join(dir, "sandbox-checkout.png")
+		require.NoError(t, os.WriteFile(kept, png, 0o644))
+		t.Logf("screenshot: %s", kept)
+	}
+
+	var loc, body string
+	run("pay and return to the partner",
+		chromedp.Click(`button[value="paid"]`, chromedp.ByQuery, chromedp.NodeVisible),
+		chromedp.WaitVisible(`#thanks`, chromedp.ByQuery),
+		chromedp.Location(&loc),
+		chromedp.Text(`body`, &body, chromedp.ByQuery),
+	)
+	require.Equal(t, "https://partner.example/done", loc)
+	require.Contains(t, body, "Thanks from the partner")
+	require.EqualValues(t, 1, partnerHits.Load(), "the partner's success page was loaded once")
+
+	order := tb.get(t, "/api/v1/orders/"+ref, tb.testKey)
+	require.Equal(t, http.StatusOK, order.Status, "order: %s", order.Raw)
+	require.Equal(t, "paid", order.data()["status"])
+
+	d := rc.waitType(t, "order.paid")
+	require.NoError(t, verify.Verify(tb.demo.App.WebhookSecret, d.Header, d.Body), "order.paid signature")
+	ev := d.event(t)
+	require.Equal(t, ref, ev["data"].(map[string]any)["order"].(map[string]any)["reference"])
+}
