@@ -3,7 +3,6 @@ package auth
 import (
 	"context"
 	"errors"
-	"net/http"
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/store"
@@ -80,18 +79,3 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string) (*Principa
 }
 
 var errInvalidKey = apperr.New(apperr.InvalidAPIKey, "The API key is invalid or has been revoked.")
-
-// Middleware authenticates every request it wraps and puts the Principal in
-// its context; a rejected request is answered by fail and goes no further.
-func (a *Authenticator) Middleware(fail func(http.ResponseWriter, *http.Request, error)) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			p, err := a.Authenticate(r.Context(), r.Header.Get(Header))
-			if err != nil {
-				fail(w, r, err)
-				return
-			}
-			next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
-		})
-	}
-}

@@ -51,6 +51,9 @@ type Service struct {
 	Webhooks    *webhook.Service
 	Now         func() time.Time
 	Config      Config
+	// Throttle counts a checkout create against the caller's limit
+	// (rate_limit_exceeded); nil means no limit.
+	Throttle func(ctx context.Context, appID int64, env string) error
 }
 
 // Caller is the authenticated app a request comes from.
@@ -89,7 +92,7 @@ type savedError struct {
 }
 
 // Create runs a checkout request under its Idempotency-Key.
-// Errors, in DESIGN.md's order: missing_idempotency_key,
+// Errors, in DESIGN.md's order: rate_limit_exceeded, missing_idempotency_key,
 // invalid_idempotency_key, validation_failed, idempotency_conflict,
 // idempotency_in_progress, event_not_found, event_not_available,
 // event_date_not_found, event_date_not_available, ticket_not_found,
@@ -110,6 +113,11 @@ func (s *Service) Create(ctx context.Context, c Caller, key string, in *Input) (
 }
 
 func (s *Service) create(ctx context.Context, c Caller, key string, in *Input) (*Session, error) {
+	if s.Throttle != nil {
+		if err := s.Throttle(ctx, c.AppID, c.Environment); err != nil {
+			return nil, err
+		}
+	}
 	if err := idempotency.CheckKey(key); err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
@@ -58,10 +59,7 @@ func Present(ctx context.Context, err error, log *slog.Logger) *gqlerror.Error {
 		ae = apperr.From(err)
 	}
 	gqlErr.Message = ae.Message
-	gqlErr.Extensions = map[string]any{"code": string(ae.Code), "status": ae.Status()}
-	if len(ae.Details) > 0 {
-		gqlErr.Extensions["details"] = ae.Details
-	}
+	gqlErr.Extensions = extensions(ae)
 	return gqlErr
 }
 
@@ -69,9 +67,9 @@ func Present(ctx context.Context, err error, log *slog.Logger) *gqlerror.Error {
 // (authentication, limits) with a GraphQL-shaped body and err's HTTP status.
 func WriteError(w http.ResponseWriter, err error) {
 	ae := apperr.From(err)
-	ext := map[string]any{"code": string(ae.Code), "status": ae.Status()}
-	if len(ae.Details) > 0 {
-		ext["details"] = ae.Details
+	ext := extensions(ae)
+	if ae.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(ae.Status())
@@ -79,4 +77,16 @@ func WriteError(w http.ResponseWriter, err error) {
 		"errors": []map[string]any{{"message": ae.Message, "extensions": ext}},
 		"data":   nil,
 	})
+}
+
+// extensions are the fields every GraphQL error carries.
+func extensions(ae *apperr.Error) map[string]any {
+	ext := map[string]any{"code": string(ae.Code), "status": ae.Status()}
+	if len(ae.Details) > 0 {
+		ext["details"] = ae.Details
+	}
+	if ae.RetryAfter > 0 {
+		ext["retryAfter"] = ae.RetryAfter
+	}
+	return ext
 }

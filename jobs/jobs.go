@@ -84,7 +84,7 @@ func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, cfg Con
 	river.AddWorker(workers, &deliverWorker{hooks: hooks})
 	river.AddWorker(workers, &expireWorker{orders: orders, log: log})
 	rc := &river.Config{
-		Logger:            log.With("component", "jobs"),
+		Logger:            slog.New(atLeast{log.Handler(), slog.LevelWarn}).With("component", "jobs"),
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(cfg.Workers, 1)}},
 		Workers:           workers,
 		RetryPolicy:       backoff{base: cfg.RetryBase},
@@ -193,4 +193,23 @@ func (w *expireWorker) Work(ctx context.Context, _ *river.Job[expireArgs]) error
 		w.log.Info("expired pending orders", "count", n)
 	}
 	return err
+}
+
+// atLeast drops records below a level: River's own info lines (leader
+// elections, poll mode) are noise next to the service's logs.
+type atLeast struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h atLeast) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h atLeast) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return atLeast{h.Handler.WithAttrs(attrs), h.min}
+}
+
+func (h atLeast) WithGroup(name string) slog.Handler {
+	return atLeast{h.Handler.WithGroup(name), h.min}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/boxoffice/boxoffice/auth"
@@ -15,6 +16,7 @@ import (
 	"github.com/boxoffice/boxoffice/idempotency"
 	"github.com/boxoffice/boxoffice/jobs"
 	"github.com/boxoffice/boxoffice/provision"
+	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/resolvers"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/webhook"
@@ -37,6 +39,14 @@ type Config struct {
 	WebhookRetryBase time.Duration
 	// Jobs tunes background work (tests shorten its intervals).
 	Jobs jobs.Config
+	// RedisURL, when set, holds the rate-limit counters every instance shares.
+	RedisURL string
+	// TrustedProxies are the CIDRs whose X-Forwarded-For is believed.
+	TrustedProxies string
+	// RateLimits are the limits of spec section 8.
+	RateLimits ratelimit.Config
+	// MaxBodyBytes bounds every request body.
+	MaxBodyBytes int64
 }
 
 // DefaultConfig returns OPERATOR.md's defaults.
@@ -47,6 +57,7 @@ func DefaultConfig() Config {
 		SandboxExpiry: d.SandboxExpiry, LiveExpiry: d.LiveExpiry,
 		FreeDailyAppCap: d.FreeDailyAppCap, FreeDailyBuyerEventCap: d.FreeDailyBuyerEventCap,
 		WebhookRetryBase: webhook.DefaultRetryBase, Jobs: jobs.DefaultConfig(),
+		RateLimits: ratelimit.DefaultConfig(), MaxBodyBytes: 1 << 20,
 	}
 }
 
@@ -64,7 +75,11 @@ type Main struct {
 	Checkout    *checkout.Service
 	Webhooks    *webhook.Service
 	Jobs        *jobs.Runner
+	Limits      *ratelimit.Limits
 	Resolver    *resolvers.Resolver
+
+	limitStore *ratelimit.Store
+	trusted    []netip.Prefix
 }
 
 // Open connects to the database and builds the services; it does not migrate.
@@ -85,6 +100,14 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Main, error) {
 func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	now := func() time.Time { return time.Now().UTC() }
 	m := &Main{Config: cfg, DB: db, Log: log, Now: now}
+	var err error
+	if m.trusted, err = ratelimit.ParseTrusted(cfg.TrustedProxies); err != nil {
+		return nil, err
+	}
+	if m.limitStore, err = ratelimit.NewStore(context.Background(), cfg.RedisURL, log); err != nil {
+		return nil, err
+	}
+	m.Limits = ratelimit.NewLimits(m.limitStore, cfg.RateLimits)
 	m.Catalog = &catalog.Service{DB: db, Now: now}
 	m.Auth = &auth.Authenticator{DB: db}
 	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks}
@@ -94,7 +117,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Checkout = &checkout.Service{DB: db, Idempotency: m.Idempotency, Webhooks: m.Webhooks, Now: now, Config: checkout.Config{
 		PublicBaseURL: cfg.PublicBaseURL, SandboxExpiry: cfg.SandboxExpiry, LiveExpiry: cfg.LiveExpiry,
 		FreeDailyAppCap: cfg.FreeDailyAppCap, FreeDailyBuyerEventCap: cfg.FreeDailyBuyerEventCap,
-	}}
+	}, Throttle: m.Limits.CheckoutAllowed}
 	m.Resolver = &resolvers.Resolver{Catalog: m.Catalog, Checkout: m.Checkout, Now: now}
 	jc := cfg.Jobs
 	jc.RetryBase = cfg.WebhookRetryBase
@@ -137,8 +160,8 @@ func (m *Main) purge(ctx context.Context) {
 	}
 }
 
-// Close releases the database.
-func (m *Main) Close() error { return m.DB.Close() }
+// Close releases the database and Redis.
+func (m *Main) Close() error { return errors.Join(m.limitStore.Close(), m.DB.Close()) }
 
 // Serve answers HTTP on ln until ctx is cancelled, then shuts down
 // gracefully: it stops accepting and lets in-flight requests finish.

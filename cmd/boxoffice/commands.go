@@ -17,7 +17,11 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print exactly one JSON object on stdout"}
+// jsonFlag returns a fresh --json flag: urfave/cli keeps a flag's value in
+// the flag itself, so commands (and concurrent runs) must not share one.
+func jsonFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "json", Usage: "print exactly one JSON object on stdout"}
+}
 
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
@@ -116,7 +120,7 @@ func seedCommand(stdout, stderr io.Writer) *cli.Command {
 		Commands: []*cli.Command{{
 			Name:  "demo",
 			Usage: "import the demo catalog and create a demo account and app; prints its keys",
-			Flags: []cli.Flag{jsonFlag},
+			Flags: []cli.Flag{jsonFlag()},
 			Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
 				res, err := seed.Demo(ctx, m.DB, m.Provision, m.Now())
 				if err != nil {
@@ -140,7 +144,7 @@ func catalogCommand(stdout, stderr io.Writer) *cli.Command {
 			Name:      "import",
 			Usage:     "upsert a catalog file by reference, all or nothing",
 			ArgsUsage: "FILE",
-			Flags:     []cli.Flag{jsonFlag},
+			Flags:     []cli.Flag{jsonFlag()},
 			Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
 				a, err := args(cmd, "FILE")
 				if err != nil {
@@ -182,7 +186,7 @@ func accountsCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.StringFlag{Name: "name", Required: true},
 					&cli.StringFlag{Name: "email", Required: true},
 					&cli.StringFlag{Name: "status", Value: store.AccountActive, Usage: "active, pending_approval or disabled"},
-					jsonFlag,
+					jsonFlag(),
 				},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
 					a, err := m.Provision.CreateAccount(ctx, provision.AccountInput{
@@ -202,7 +206,7 @@ func accountsCommand(stdout, stderr io.Writer) *cli.Command {
 				Name:      "set-status",
 				Usage:     "change an account's status",
 				ArgsUsage: "ID active|pending_approval|disabled",
-				Flags:     []cli.Flag{jsonFlag},
+				Flags:     []cli.Flag{jsonFlag()},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
 					a, err := args(cmd, "ID", "STATUS")
 					if err != nil {
@@ -239,7 +243,7 @@ func appsCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.StringFlag{Name: "name", Required: true},
 					&cli.StringSliceFlag{Name: "redirect-domain", Usage: "allowed redirect host (repeatable)"},
 					&cli.StringFlag{Name: "webhook-url"},
-					jsonFlag,
+					jsonFlag(),
 				},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
 					a, err := m.Provision.CreateApp(ctx, provision.AppInput{
@@ -265,7 +269,7 @@ func appsCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.BoolFlag{Name: "clear-redirect-domains", Usage: "empty the allowlist first"},
 					&cli.StringFlag{Name: "webhook-url", Usage: "webhook URL (empty string removes it)"},
 					&cli.StringFlag{Name: "name"},
-					jsonFlag,
+					jsonFlag(),
 				},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
 					a, err := args(cmd, "ID")
@@ -306,7 +310,7 @@ func appsCommand(stdout, stderr io.Writer) *cli.Command {
 				Name:      "set-status",
 				Usage:     "suspend or reactivate an app",
 				ArgsUsage: "ID active|suspended",
-				Flags:     []cli.Flag{jsonFlag},
+				Flags:     []cli.Flag{jsonFlag()},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
 					a, err := args(cmd, "ID", "STATUS")
 					if err != nil {
@@ -335,7 +339,7 @@ func keysCommand(stdout, stderr io.Writer) *cli.Command {
 		return []cli.Flag{
 			&cli.Int64Flag{Name: "app", Required: true, Usage: "app id"},
 			&cli.StringFlag{Name: "env", Required: true, Usage: "test or live"},
-			jsonFlag,
+			jsonFlag(),
 		}
 	}
 	return &cli.Command{

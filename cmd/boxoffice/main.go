@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/urfave/cli/v3"
 	"golang.org/x/term"
 	_ "time/tzdata" // event timezones resolve on machines without a zoneinfo database
@@ -45,25 +46,44 @@ func newLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, nil))
 }
 
-// globalFlags are read by every command, each from its flag or environment variable.
-var globalFlags = []cli.Flag{
-	&cli.StringFlag{Name: "database-url", Value: defaults.DatabaseURL, Sources: cli.EnvVars("DATABASE_URL"),
-		Usage: "sqlite://PATH (embedded) or postgres://… (production)"},
-	&cli.StringFlag{Name: "addr", Value: defaults.Addr, Sources: cli.EnvVars("ADDR"), Usage: "listen address of serve"},
-	&cli.StringFlag{Name: "public-base-url", Value: defaults.PublicBaseURL, Sources: cli.EnvVars("PUBLIC_BASE_URL"),
-		Usage: "base of every URL the service hands out"},
-	&cli.BoolFlag{Name: "webhook-allow-private-targets", Sources: cli.EnvVars("WEBHOOK_ALLOW_PRIVATE_TARGETS"),
-		Usage: "allow http:// and private-network webhook URLs (development and tests only)"},
-	&cli.DurationFlag{Name: "sandbox-expiry", Value: defaults.SandboxExpiry, Sources: cli.EnvVars("SANDBOX_EXPIRY"),
-		Usage: "how long a pending sandbox checkout lives"},
-	&cli.DurationFlag{Name: "live-expiry", Value: defaults.LiveExpiry, Sources: cli.EnvVars("LIVE_EXPIRY"),
-		Usage: "how long a pending live checkout lives"},
-	&cli.Int64Flag{Name: "free-daily-app-cap", Value: defaults.FreeDailyAppCap, Sources: cli.EnvVars("FREE_DAILY_APP_CAP"),
-		Usage: "live free tickets per app per UTC day"},
-	&cli.DurationFlag{Name: "webhook-retry-base", Value: defaults.WebhookRetryBase, Sources: cli.EnvVars("WEBHOOK_RETRY_BASE"),
-		Usage: "first webhook retry delay; attempt n waits about base·2^(n-1)"},
-	&cli.Int64Flag{Name: "free-daily-buyer-event-cap", Value: defaults.FreeDailyBuyerEventCap, Sources: cli.EnvVars("FREE_DAILY_BUYER_EVENT_CAP"),
-		Usage: "live free tickets per buyer per event per UTC day"},
+// globalFlags are read by every command, each from its flag or environment
+// variable. Fresh flags per CLI: urfave/cli keeps values in the flags.
+func globalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "database-url", Value: defaults.DatabaseURL, Sources: cli.EnvVars("DATABASE_URL"),
+			Usage: "sqlite://PATH (embedded) or postgres://… (production)"},
+		&cli.StringFlag{Name: "addr", Value: defaults.Addr, Sources: cli.EnvVars("ADDR"), Usage: "listen address of serve"},
+		&cli.StringFlag{Name: "public-base-url", Value: defaults.PublicBaseURL, Sources: cli.EnvVars("PUBLIC_BASE_URL"),
+			Usage: "base of every URL the service hands out"},
+		&cli.BoolFlag{Name: "webhook-allow-private-targets", Sources: cli.EnvVars("WEBHOOK_ALLOW_PRIVATE_TARGETS"),
+			Usage: "allow http:// and private-network webhook URLs (development and tests only)"},
+		&cli.DurationFlag{Name: "sandbox-expiry", Value: defaults.SandboxExpiry, Sources: cli.EnvVars("SANDBOX_EXPIRY"),
+			Usage: "how long a pending sandbox checkout lives"},
+		&cli.DurationFlag{Name: "live-expiry", Value: defaults.LiveExpiry, Sources: cli.EnvVars("LIVE_EXPIRY"),
+			Usage: "how long a pending live checkout lives"},
+		&cli.Int64Flag{Name: "free-daily-app-cap", Value: defaults.FreeDailyAppCap, Sources: cli.EnvVars("FREE_DAILY_APP_CAP"),
+			Usage: "live free tickets per app per UTC day"},
+		&cli.DurationFlag{Name: "webhook-retry-base", Value: defaults.WebhookRetryBase, Sources: cli.EnvVars("WEBHOOK_RETRY_BASE"),
+			Usage: "first webhook retry delay; attempt n waits about base·2^(n-1)"},
+		&cli.Int64Flag{Name: "free-daily-buyer-event-cap", Value: defaults.FreeDailyBuyerEventCap, Sources: cli.EnvVars("FREE_DAILY_BUYER_EVENT_CAP"),
+			Usage: "live free tickets per buyer per event per UTC day"},
+		&cli.StringFlag{Name: "redis-url", Sources: cli.EnvVars("REDIS_URL"),
+			Usage: "Redis for rate-limit counters shared by every instance (redis://host:6379/0)"},
+		&cli.StringFlag{Name: "trusted-proxies", Sources: cli.EnvVars("TRUSTED_PROXIES"),
+			Usage: "comma-separated CIDRs whose X-Forwarded-For is believed for the client IP"},
+		&cli.IntFlag{Name: "rate-limit-failed-auth", Value: defaults.RateLimits.FailedAuth, Sources: cli.EnvVars("RATE_LIMIT_FAILED_AUTH"),
+			Usage: "failed authentication attempts per client IP per window"},
+		&cli.IntFlag{Name: "rate-limit-live", Value: defaults.RateLimits.LiveApp, Sources: cli.EnvVars("RATE_LIMIT_LIVE"),
+			Usage: "requests per live app per window"},
+		&cli.IntFlag{Name: "rate-limit-test", Value: defaults.RateLimits.TestApp, Sources: cli.EnvVars("RATE_LIMIT_TEST"),
+			Usage: "requests per test app per window"},
+		&cli.IntFlag{Name: "rate-limit-checkout", Value: defaults.RateLimits.Checkout, Sources: cli.EnvVars("RATE_LIMIT_CHECKOUT"),
+			Usage: "checkout creates per app and environment per window"},
+		&cli.DurationFlag{Name: "rate-limit-window", Value: defaults.RateLimits.Window, Sources: cli.EnvVars("RATE_LIMIT_WINDOW"),
+			Usage: "the window of every rate limit"},
+		&cli.Int64Flag{Name: "max-body-bytes", Value: defaults.MaxBodyBytes, Sources: cli.EnvVars("MAX_BODY_BYTES"),
+			Usage: "largest request body accepted"},
+	}
 }
 
 var defaults = DefaultConfig()
@@ -80,6 +100,14 @@ func configFrom(cmd *cli.Command) Config {
 		FreeDailyBuyerEventCap: cmd.Int64("free-daily-buyer-event-cap"),
 		WebhookRetryBase:       cmd.Duration("webhook-retry-base"),
 		Jobs:                   defaults.Jobs,
+		RedisURL:               cmd.String("redis-url"),
+		TrustedProxies:         cmd.String("trusted-proxies"),
+		RateLimits: ratelimit.Config{
+			FailedAuth: cmd.Int("rate-limit-failed-auth"), LiveApp: cmd.Int("rate-limit-live"),
+			TestApp: cmd.Int("rate-limit-test"), Checkout: cmd.Int("rate-limit-checkout"),
+			Window: cmd.Duration("rate-limit-window"), Prefix: defaults.RateLimits.Prefix,
+		},
+		MaxBodyBytes: cmd.Int64("max-body-bytes"),
 	}
 }
 
@@ -112,7 +140,7 @@ func newCLI(stdout, stderr io.Writer) *cli.Command {
 		Usage:     "ticketing developer API gateway",
 		Writer:    stdout,
 		ErrWriter: stderr,
-		Flags:     globalFlags,
+		Flags:     globalFlags(),
 		// Errors are printed once, by main, as one line.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 		Commands: []*cli.Command{

@@ -10,7 +10,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/seed"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
@@ -32,6 +34,8 @@ func setup(t testing.TB, db *store.DB, opts ...func(*Config)) *testBundle {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.PublicBaseURL = "http://boxoffice.test"
+	// Limits have tests of their own; elsewhere they stay out of the way.
+	cfg.RateLimits = ratelimit.Config{FailedAuth: 1 << 20, LiveApp: 1 << 20, TestApp: 1 << 20, Checkout: 1 << 20, Window: time.Minute}
 	for _, o := range opts {
 		o(&cfg)
 	}

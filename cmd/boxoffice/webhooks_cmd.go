@@ -43,7 +43,7 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 				Flags: []cli.Flag{
 					&cli.Int64Flag{Name: "app", Required: true},
 					&cli.StringFlag{Name: "env", Required: true, Usage: "test or live"},
-					jsonFlag,
+					jsonFlag(),
 				},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
 					id, err := m.Webhooks.EmitTest(ctx, cmd.Int64("app"), cmd.String("env"))
@@ -63,7 +63,7 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 				Flags: []cli.Flag{
 					&cli.Int64Flag{Name: "app", Required: true},
 					&cli.IntFlag{Name: "limit", Value: 20},
-					jsonFlag,
+					jsonFlag(),
 				},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
 					appID := cmd.Int64("app")
@@ -111,7 +111,7 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 				Name:      "redeliver",
 				Usage:     "deliver an event again (a new round of up to 10 attempts)",
 				ArgsUsage: "EVENT_ID",
-				Flags:     []cli.Flag{jsonFlag},
+				Flags:     []cli.Flag{jsonFlag()},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
 					a, err := args(cmd, "EVENT_ID")
 					if err != nil {

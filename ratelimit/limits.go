@@ -1,0 +1,68 @@
+package ratelimit
+
+import (
+	"context"
+	"strconv"
+	"time"
+)
+
+// Config holds the limits of spec section 8; zero values take its defaults.
+type Config struct {
+	FailedAuth int           // per client IP
+	LiveApp    int           // per app with a live key
+	TestApp    int           // per app with a test key
+	Checkout   int           // checkout creates per app and environment
+	Window     time.Duration // the window of every limit
+	// Prefix namespaces the counters in Redis (tests use their own).
+	Prefix string
+}
+
+// DefaultConfig returns the spec's limits.
+func DefaultConfig() Config {
+	return Config{FailedAuth: 60, LiveApp: 120, TestApp: 240, Checkout: 30, Window: time.Minute, Prefix: "boxoffice"}
+}
+
+// Limits are the service's limiters.
+type Limits struct {
+	FailedAuth *Limiter
+	LiveApp    *Limiter
+	TestApp    *Limiter
+	Checkout   *Limiter
+}
+
+// NewLimits builds the limiters of cfg over s.
+func NewLimits(s *Store, cfg Config) *Limits {
+	d := DefaultConfig()
+	pick := func(v, def int) int {
+		if v > 0 {
+			return v
+		}
+		return def
+	}
+	if cfg.Window <= 0 {
+		cfg.Window = d.Window
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = d.Prefix
+	}
+	return &Limits{
+		FailedAuth: s.New(cfg.Prefix+":auth", pick(cfg.FailedAuth, d.FailedAuth), cfg.Window),
+		LiveApp:    s.New(cfg.Prefix+":app-live", pick(cfg.LiveApp, d.LiveApp), cfg.Window),
+		TestApp:    s.New(cfg.Prefix+":app-test", pick(cfg.TestApp, d.TestApp), cfg.Window),
+		Checkout:   s.New(cfg.Prefix+":checkout", pick(cfg.Checkout, d.Checkout), cfg.Window),
+	}
+}
+
+// App returns the per-app limiter of an environment.
+func (l *Limits) App(live bool) *Limiter {
+	if live {
+		return l.LiveApp
+	}
+	return l.TestApp
+}
+
+// CheckoutAllowed counts a checkout create of an app in an environment.
+// Errors: rate_limit_exceeded.
+func (l *Limits) CheckoutAllowed(ctx context.Context, appID int64, env string) error {
+	return l.Checkout.Allow(ctx, env+":"+strconv.FormatInt(appID, 10), "checkout sessions")
+}

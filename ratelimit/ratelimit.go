@@ -1,0 +1,213 @@
+// Package ratelimit enforces the request limits of spec section 8 with
+// httprate's sliding-window counters: in process memory, or in Redis
+// (httprate-redis) so that every instance shares them. A refused request
+// gets 429 rate_limit_exceeded with a Retry-After that says when the window
+// frees a slot, and every answer carries X-RateLimit-* and the IETF
+// RateLimit / RateLimit-Policy headers.
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/go-chi/httprate"
+	httprateredis "github.com/go-chi/httprate-redis"
+	"github.com/redis/go-redis/v9"
+)
+
+// Limiter allows at most Limit requests per Window for each key.
+type Limiter struct {
+	// Name names the policy in RateLimit-Policy ("app", "checkout", "auth").
+	Name    string
+	Limit   int
+	Window  time.Duration
+	counter httprate.LimitCounter
+	now     func() time.Time
+	log     *slog.Logger
+	mu      sync.Mutex
+}
+
+// Store makes the counters of limiters: in memory, or in Redis.
+type Store struct {
+	redis redis.UniversalClient
+	log   *slog.Logger
+	// Now is the clock (tests move it); time.Now when nil.
+	Now func() time.Time
+}
+
+// NewStore returns counters in Redis when redisURL is set, in memory
+// otherwise. Redis that cannot be reached at start is an error; later
+// outages fall back to in-memory counting (httprate-redis) and are logged.
+func NewStore(ctx context.Context, redisURL string, log *slog.Logger) (*Store, error) {
+	s := &Store{log: log}
+	if redisURL == "" {
+		return s, nil
+	}
+	opts, err := redis.ParseURL(redisURL)
+	if err != nil {
+		return nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 500*time.Millisecond, 250*time.Millisecond, 250*time.Millisecond
+	opts.MaxRetries = -1 // fail fast so the in-memory fallback takes over
+	client := redis.NewClient(opts)
+	pingCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := client.Ping(pingCtx).Err(); err != nil {
+		client.Close()
+		return nil, fmt.Errorf("REDIS_URL: cannot reach Redis: %w", err)
+	}
+	s.redis = client
+	return s, nil
+}
+
+// Shared reports whether the counters are shared through Redis.
+func (s *Store) Shared() bool { return s.redis != nil }
+
+// Close releases the Redis connection.
+func (s *Store) Close() error {
+	if s.redis != nil {
+		return s.redis.Close()
+	}
+	return nil
+}
+
+// New returns a limiter of limit requests per window.
+func (s *Store) New(name string, limit int, window time.Duration) *Limiter {
+	l := &Limiter{Name: name, Limit: limit, Window: window, now: s.Now, log: s.log}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	if s.redis != nil {
+		l.counter = httprateredis.NewCounter(&httprateredis.Config{
+			Client: s.redis, PrefixKey: name, WindowLength: window,
+			OnError: func(err error) { s.log.Warn("rate limit counter in Redis failed; counting in memory", "error", err) },
+		})
+	} else {
+		l.counter = httprate.NewLocalLimitCounter(window)
+	}
+	l.counter.Config(limit, window)
+	return l
+}
+
+// state is a key's position in the sliding window at one instant.
+type state struct {
+	curr, prev int
+	start      time.Time // start of the current window
+	now        time.Time
+}
+
+// rate is httprate's sliding-window estimate of requests in the last window.
+func (l *Limiter) rate(s state) float64 {
+	elapsed := s.now.Sub(s.start)
+	return float64(s.prev)*float64(l.Window-elapsed)/float64(l.Window) + float64(s.curr)
+}
+
+func (l *Limiter) read(key string) (state, error) {
+	now := l.now().UTC()
+	start := now.Truncate(l.Window)
+	curr, prev, err := l.counter.Get(key, start, start.Add(-l.Window))
+	return state{curr: curr, prev: prev, start: start, now: now}, err
+}
+
+// retryAfter is how long until one more request fits: the previous
+// window's weight fades linearly, and at the next boundary the current
+// window becomes the previous one.
+func (l *Limiter) retryAfter(s state) time.Duration {
+	room := float64(l.Limit - 1)
+	left := l.Window - s.now.Sub(s.start)
+	if float64(s.curr) <= room && s.prev > 0 {
+		// prev·(left−t)/W ≤ room − curr
+		t := left - time.Duration((room-float64(s.curr))*float64(l.Window)/float64(s.prev))
+		return max(t, 0)
+	}
+	if float64(s.curr) <= room {
+		return 0
+	}
+	// After the boundary: curr·(W−t')/W ≤ room.
+	return left + l.Window - time.Duration(room*float64(l.Window)/float64(s.curr))
+}
+
+// exceeded builds the 429 answer.
+func (l *Limiter) exceeded(s state, what string) *apperr.Error {
+	e := apperr.New(apperr.RateLimitExceeded, "Too many %s; retry after the time in the Retry-After header.", what)
+	e.RetryAfter = max(int(math.Ceil(l.retryAfter(s).Seconds())), 1)
+	return e
+}
+
+// Allow counts one request of key and refuses it when the key is over its
+// limit. Counter failures let the request through (and are logged): a
+// limit must not take the API down.
+// Errors: rate_limit_exceeded, with RetryAfter set.
+func (l *Limiter) Allow(ctx context.Context, key, what string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, err := l.read(key)
+	if err != nil {
+		l.log.WarnContext(ctx, "rate limit counter failed", "limiter", l.Name, "error", err)
+		return nil
+	}
+	used := int(math.Round(l.rate(s)))
+	if used+1 > l.Limit {
+		l.setHeaders(ctx, s, 0)
+		return l.exceeded(s, what)
+	}
+	if err := l.counter.IncrementBy(key, s.start, 1); err != nil {
+		l.log.WarnContext(ctx, "rate limit counter failed", "limiter", l.Name, "error", err)
+	}
+	l.setHeaders(ctx, s, l.Limit-used-1)
+	return nil
+}
+
+// Blocked refuses key without counting when it is already over its limit.
+// Errors: rate_limit_exceeded, with RetryAfter set.
+func (l *Limiter) Blocked(ctx context.Context, key, what string) error {
+	s, err := l.read(key)
+	if err != nil {
+		return nil
+	}
+	if int(math.Round(l.rate(s))) >= l.Limit {
+		l.setHeaders(ctx, s, 0)
+		return l.exceeded(s, what)
+	}
+	return nil
+}
+
+// Count adds one to key without deciding anything.
+func (l *Limiter) Count(ctx context.Context, key string) {
+	now := l.now().UTC()
+	if err := l.counter.IncrementBy(key, now.Truncate(l.Window), 1); err != nil {
+		l.log.WarnContext(ctx, "rate limit counter failed", "limiter", l.Name, "error", err)
+	}
+}
+
+type headersKey struct{}
+
+// WithHeaders lets limiters called with ctx set their headers on h (the
+// response's headers).
+func WithHeaders(ctx context.Context, h http.Header) context.Context {
+	return context.WithValue(ctx, headersKey{}, h)
+}
+
+func (l *Limiter) setHeaders(ctx context.Context, s state, remaining int) {
+	h, ok := ctx.Value(headersKey{}).(http.Header)
+	if !ok {
+		return
+	}
+	reset := s.start.Add(l.Window)
+	resetIn := max(int(math.Ceil(reset.Sub(s.now).Seconds())), 0)
+	remaining = max(remaining, 0)
+	h.Set("X-RateLimit-Limit", strconv.Itoa(l.Limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
+	policy := l.Name[strings.LastIndexByte(l.Name, ':')+1:]
+	h.Set("RateLimit-Policy", fmt.Sprintf("%q;q=%d;w=%d", policy, l.Limit, int(l.Window.Seconds())))
+	h.Set("RateLimit", fmt.Sprintf("%q;r=%d;t=%d", policy, remaining, resetIn))
+}
