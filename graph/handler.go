@@ -20,15 +20,22 @@ import (
 )
 
 // NewHandler returns the /graphql HTTP handler over the resolvers: POST and
-// GET transports, a parsed-query cache, introspection on, errors shaped by
-// Present and panics turned into internal_error.
+// GET transports, a parsed-query cache, introspection on, depth and
+// complexity limits, automatic persisted queries, errors shaped by Present
+// and panics turned into internal_error.
 func NewHandler(root ResolverRoot, log *slog.Logger) http.Handler {
-	srv := handler.New(NewExecutableSchema(Config{Resolvers: root}))
+	srv := handler.New(NewExecutableSchema(Config{Resolvers: root, Complexity: complexity()}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.Introspection{})
+	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
+	srv.Use(depthLimit{max: MaxDepth})
+	// Automatic persisted queries: clients may send a query's hash alone once
+	// the query is known. The cache is per instance; a miss asks the client
+	// for the full query, which the APQ protocol handles.
+	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
 	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
 		return Present(ctx, err, log)
 	})

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/ratelimit"
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/stretchr/testify/require"
+)
+
+func limits(failedAuth, live, test, checkout int) func(*Config) {
+	return func(c *Config) {
+		c.RateLimits = ratelimit.Config{FailedAuth: failedAuth, LiveApp: live, TestApp: test, Checkout: checkout,
+			Window: time.Minute, Prefix: "t" + rand.Text()}
+	}
+}
+
+func requireLimited(t *testing.T, res *response, limit int, policy string) {
+	t.Helper()
+	require.Equal(t, http.StatusTooManyRequests, res.Status, "%s", res.Raw)
+	require.Equal(t, "rate_limit_exceeded", res.errorCode())
+	ra, err := strconv.Atoi(res.Header.Get("Retry-After"))
+	require.NoError(t, err, "Retry-After is whole seconds")
+	require.True(t, ra >= 1 && ra <= 120, "Retry-After %d is the time until a slot frees, within two windows", ra)
+	require.Equal(t, strconv.Itoa(limit), res.Header.Get("X-RateLimit-Limit"))
+	require.Equal(t, "0", res.Header.Get("X-RateLimit-Remaining"))
+	require.NotEmpty(t, res.Header.Get("X-RateLimit-Reset"))
+	require.Equal(t, fmt.Sprintf("%q;q=%d;w=60", policy, limit), res.Header.Get("RateLimit-Policy"))
+	require.Regexp(t, fmt.Sprintf(`^%q;r=0;t=\d+$`, policy), res.Header.Get("RateLimit"))
+}
+
+func TestRateLimits(t *testing.T) {
+	t.Parallel()
+	t.Run("PerApp", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t, storetest.MustOpen(t, "sqlite"), limits(100, 3, 5, 100))
+		for i := 0; i < 5; i++ {
+			res := tb.get(t, "/api/v1/events", tb.testKey)
+			require.Equal(t, 200, res.Status)
+			require.Equal(t, strconv.Itoa(4-i), res.Header.Get("X-RateLimit-Remaining"))
+		}
+		requireLimited(t, tb.get(t, "/api/v1/events", tb.testKey), 5, "app-test")
+		gql := tb.graphql(t, tb.testKey, `{ events { pageInfo { total } } }`, nil)
+		require.Equal(t, 429, gql.Status, "GraphQL shares the app's limit")
+		require.Equal(t, "rate_limit_exceeded", gql.gqlErrorExt(t)["code"])
+		require.NotEmpty(t, gql.Header.Get("Retry-After"))
+
+		for i := 0; i < 3; i++ {
+			require.Equal(t, 200, tb.get(t, "/api/v1/events", tb.liveKey).Status, "the live key has its own limit")
+		}
+		requireLimited(t, tb.get(t, "/api/v1/events", tb.liveKey), 3, "app-live")
+	})
+	t.Run("Checkout", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t, storetest.MustOpen(t, "sqlite"), limits(100, 100, 100, 2))
+		require.Equal(t, 201, tb.checkout(t, tb.testKey, newIdemKey(), tb.highlife(1)).Status)
+		q := `mutation($in: CheckoutSessionInput!, $key: String) { createCheckoutSession(input: $in, idempotencyKey: $key) { status } }`
+		ids := tb.demo.Catalog
+		in := map[string]any{
+			"eventId": ids.Events["DEMO-HIGHLIFE"], "eventdateId": ids.EventDates["DEMO-HIGHLIFE-1"],
+			"items":      []any{map[string]any{"ticketId": ids.Tickets["DEMO-HIGHLIFE-REG"], "quantity": 1}},
+			"customer":   map[string]any{"name": "Kwame", "email": "kwame@example.com", "phone": "+233201234567"},
+			"successUrl": "https://partner.example/ok", "cancelUrl": "https://partner.example/no",
+		}
+		res := tb.graphql(t, tb.testKey, q, map[string]any{"in": in, "key": newIdemKey()})
+		require.Nil(t, res.Body["errors"], "%s", res.Raw)
+		limited := tb.checkout(t, tb.testKey, newIdemKey(), tb.highlife(1))
+		requireLimited(t, limited, 2, "checkout")
+		require.Equal(t, map[string]any{"status_code": 429.0}, limited.Body["meta"])
+		ext := tb.graphql(t, tb.testKey, q, map[string]any{"in": in, "key": newIdemKey()}).gqlErrorExt(t)
+		require.Equal(t, "rate_limit_exceeded", ext["code"])
+		require.Greater(t, ext["retryAfter"], 0.0)
+		require.Equal(t, 200, tb.get(t, "/api/v1/events", tb.testKey).Status, "reads are not checkout creates")
+		require.Equal(t, 201, tb.checkout(t, tb.liveKey, newIdemKey(), tb.highlife(1)).Status, "live has its own checkout limit")
+	})
+	t.Run("FailedAuth", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t, storetest.MustOpen(t, "sqlite"), limits(4, 100, 100, 100))
+		forged := func(key, xff string) *response {
+			return tb.do(t, http.MethodGet, "/api/v1/events", key, nil, "X-Forwarded-For", xff)
+		}
+		for i := 0; i < 4; i++ {
+			res := forged("svc_test_nope", fmt.Sprintf("198.51.100.%d", i))
+			require.Equal(t, 401, res.Status, "a forged X-Forwarded-For changes nothing")
+		}
+		requireLimited(t, forged("", "198.51.100.99"), 4, "auth")
+		requireLimited(t, tb.get(t, "/api/v1/events", tb.testKey), 4, "auth")
+		res := tb.graphql(t, tb.testKey, `{ events { pageInfo { total } } }`, nil)
+		require.Equal(t, 429, res.Status, "the bucket covers GraphQL too, before any key lookup")
+	})
+	t.Run("FailedAuthBehindTrustedProxy", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t, storetest.MustOpen(t, "sqlite"), limits(2, 100, 100, 100), func(c *Config) { c.TrustedProxies = "127.0.0.1/32, ::1" })
+		for i := 0; i < 2; i++ {
+			require.Equal(t, 401, tb.do(t, "GET", "/api/v1/events", "", nil, "X-Forwarded-For", "203.0.113.1").Status)
+		}
+		require.Equal(t, 429, tb.do(t, "GET", "/api/v1/events", "", nil, "X-Forwarded-For", "203.0.113.1").Status)
+		require.Equal(t, 401, tb.do(t, "GET", "/api/v1/events", "", nil, "X-Forwarded-For", "203.0.113.2").Status,
+			"behind a trusted proxy each client has its own bucket")
+		require.Equal(t, 200, tb.do(t, "GET", "/api/v1/events", tb.testKey, nil, "X-Forwarded-For", "203.0.113.3").Status)
+	})
+}
+
+func TestHardening(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, storetest.MustOpen(t, "sqlite"), func(c *Config) { c.MaxBodyBytes = 10_000 })
+	t.Run("ErrBodyTooLarge", func(t *testing.T) {
+		big := []byte(`{"query": "` + strings.Repeat(" ", 20_000) + `{ events { pageInfo { total } } }"}`)
+		res := tb.do(t, http.MethodPost, "/graphql", tb.testKey, big)
+		require.Equal(t, 422, res.Status)
+		require.Equal(t, "validation_failed", res.gqlErrorExt(t)["code"])
+		res = tb.checkout(t, tb.testKey, newIdemKey(), big)
+		require.Equal(t, 422, res.Status)
+		require.Equal(t, "validation_failed", res.errorCode())
+		require.Contains(t, res.details(), "body")
+	})
+	t.Run("ErrComplexity", func(t *testing.T) {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := 0; i < 3; i++ {
+			fmt.Fprintf(&b, " e%d: events(perPage: 100) { nodes { id name dates { id venueName tickets { id name price effectivePrice quantityAvailable currency } } } }", i)
+		}
+		b.WriteString(" }")
+		ext := tb.graphql(t, tb.testKey, b.String(), nil).gqlErrorExt(t)
+		require.Equal(t, "validation_failed", ext["code"])
+		res := tb.graphql(t, tb.testKey, `{ events(perPage: 50) { nodes { id name dates { id venue { name } tickets { id effectivePrice quantityAvailable } } } } }`, nil)
+		require.Nil(t, res.Body["errors"], "a dashboard's nested page fits: %s", res.Raw)
+	})
+	t.Run("AutomaticPersistedQueries", func(t *testing.T) {
+		query := `{ events { pageInfo { total } } }`
+		sum := sha256.Sum256([]byte(query))
+		ext := fmt.Sprintf(`"extensions": {"persistedQuery": {"version": 1, "sha256Hash": %q}}`, hex.EncodeToString(sum[:]))
+		res := tb.do(t, http.MethodPost, "/graphql", tb.testKey, []byte(`{`+ext+`}`))
+		require.Contains(t, string(res.Raw), "PersistedQueryNotFound")
+		res = tb.do(t, http.MethodPost, "/graphql", tb.testKey, []byte(fmt.Sprintf(`{"query": %q, %s}`, query, ext)))
+		require.Nil(t, res.Body["errors"], "%s", res.Raw)
+		res = tb.do(t, http.MethodPost, "/graphql", tb.testKey, []byte(`{`+ext+`}`))
+		require.Nil(t, res.Body["errors"], "%s", res.Raw)
+		require.Equal(t, 7.0, res.Body["data"].(map[string]any)["events"].(map[string]any)["pageInfo"].(map[string]any)["total"])
+	})
+	t.Run("PanicIsInternalError", func(t *testing.T) {
+		rec := httptest.NewRecorder()
+		tb.m.recoverer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("secret internals") })).
+			ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/events", nil))
+		require.Equal(t, 500, rec.Code)
+		require.JSONEq(t, `{"error":{"code":"internal_error","message":"Internal error."}}`, rec.Body.String())
+	})
+}
+
+// TestTwoInstances runs two servers on one PostgreSQL database and one Redis,
+// with requests alternating between them: they behave as one service.
+func TestTwoInstances(t *testing.T) {
+	redisURL := os.Getenv("TEST_REDIS_URL")
+	if os.Getenv("TEST_DATABASE_URL") == "" || redisURL == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI must set TEST_DATABASE_URL and TEST_REDIS_URL")
+		}
+		t.Skip("needs TEST_DATABASE_URL (PostgreSQL) and TEST_REDIS_URL (Redis)")
+	}
+	db := storetest.MustOpen(t, "postgres")
+	shared := limits(100, 100, 8, 100)
+	a := setup(t, db, shared, fastJobs, func(c *Config) { c.RedisURL = redisURL })
+	prefix := a.m.Config.RateLimits.Prefix
+	cfgB := a.m.Config
+	cfgB.RateLimits.Prefix = prefix
+	mb, err := New(cfgB, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	t.Cleanup(func() { mb.limitStore.Close() })
+	srvB := httptest.NewServer(mb.Handler())
+	t.Cleanup(srvB.Close)
+	b := &testBundle{m: mb, db: db, srv: srvB, demo: a.demo, testKey: a.testKey, liveKey: a.liveKey}
+	both := []*testBundle{a, b}
+
+	t.Run("SharedLimit", func(t *testing.T) {
+		for i := 0; i < 8; i++ {
+			require.Equal(t, 200, both[i%2].get(t, "/api/v1/events", a.testKey).Status, "request %d", i)
+		}
+		requireLimited(t, a.get(t, "/api/v1/events", a.testKey), 8, "app-test")
+		requireLimited(t, b.get(t, "/api/v1/events", a.testKey), 8, "app-test")
+	})
+	t.Run("IdempotencyAcrossInstances", func(t *testing.T) {
+		key := newIdemKey()
+		first := a.checkout(t, a.liveKey, key, a.highlife(1))
+		require.Equal(t, 201, first.Status, "%s", first.Raw)
+		again := b.checkout(t, a.liveKey, key, a.highlife(1))
+		require.Equal(t, 201, again.Status)
+		require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+		require.Equal(t, first.data()["order_reference"], again.data()["order_reference"])
+	})
+	t.Run("NoOversellAcrossInstances", func(t *testing.T) {
+		id := a.demo.Catalog.Tickets["DEMO-HIGHLIFE-VIP"]
+		_, err := db.NewUpdate().Model((*store.Ticket)(nil)).Set("quantity = sold + held + 5").Where("id = ?", id).Exec(context.Background())
+		require.NoError(t, err)
+		answers := race(24, func(i int) *response {
+			return both[i%2].checkout(t, a.liveKey, newIdemKey(), a.cartFor("DEMO-HIGHLIFE", "DEMO-HIGHLIFE-1", "DEMO-HIGHLIFE-VIP", 1))
+		})
+		created := 0
+		for _, r := range answers {
+			if r.Status == 201 {
+				created++
+			} else {
+				require.Equal(t, "sold_out", r.errorCode(), "%s", r.Raw)
+			}
+		}
+		require.Equal(t, 5, created)
+	})
+	t.Run("JobsOnceAcrossInstances", func(t *testing.T) {
+		rc := newReceiver(t, ok)
+		// An app of its own: the demo app's test bucket is spent above.
+		acc, err := a.m.Provision.CreateAccount(context.Background(), provisionAccount("jobs@example.com"))
+		require.NoError(t, err)
+		in := provisionApp(acc.ID)
+		in.RedirectDomains, in.WebhookURL = []string{"partner.example"}, rc.srv.URL
+		app, err := a.m.Provision.CreateApp(context.Background(), in)
+		require.NoError(t, err)
+		key := app.TestKey
+		a.startJobs(t)
+		b.startJobs(t)
+		var refs []string
+		for i := 0; i < 6; i++ {
+			res := both[i%2].checkout(t, key, newIdemKey(), a.cartFor("DEMO-CHALEWOTE", "DEMO-CHALEWOTE-1", "DEMO-CHALEWOTE-1-GA", 1))
+			require.Equal(t, 201, res.Status, "%s", res.Raw)
+			refs = append(refs, res.data()["order_reference"].(string))
+		}
+		pending := a.checkout(t, key, newIdemKey(), a.highlife(1)).data()["order_reference"].(string)
+		_, err = db.NewUpdate().Model((*store.Order)(nil)).Set("expires_at = ?", time.Now().UTC().Add(-time.Second)).
+			Where("reference = ?", pending).Exec(context.Background())
+		require.NoError(t, err)
+		refs = append(refs, pending)
+		for _, ref := range refs {
+			waitFor(t, 20*time.Second, "delivery of "+ref, func() bool {
+				var e store.WebhookEvent
+				err := db.NewSelect().Model(&e).Where("payload LIKE ?", "%"+ref+"%").Scan(context.Background())
+				return err == nil && e.Status == store.WebhookDelivered
+			})
+		}
+		time.Sleep(300 * time.Millisecond) // more sweeps and polls on both instances
+		perEvent := map[string]int{}
+		for _, d := range rc.deliveries() {
+			perEvent[d.Header.Get("X-SVC-Event-Id")]++
+		}
+		require.Len(t, perEvent, len(refs))
+		for id, n := range perEvent {
+			require.Equal(t, 1, n, "event %s delivered once", id)
+		}
+		n, err := db.NewSelect().Model((*store.WebhookEvent)(nil)).Where("type = 'order.expired'").Count(context.Background())
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n, "the expiry happened once")
+	})
+}
