@@ -54,6 +54,9 @@ type Service struct {
 	// Throttle counts a checkout create against the caller's limit
 	// (rate_limit_exceeded); nil means no limit.
 	Throttle func(ctx context.Context, appID int64, env string) error
+	// Observe, when set, learns each request's outcome: "created" or the
+	// error code.
+	Observe func(env, outcome string)
 }
 
 // Caller is the authenticated app a request comes from.
@@ -106,8 +109,16 @@ func (s *Service) Create(ctx context.Context, c Caller, key string, in *Input) (
 	var ae *apperr.Error
 	if err != nil && !errors.As(err, &ae) {
 		// The database (or something under it) failed: the client may retry.
-		return nil, apperr.Unavailable(apperr.CheckoutUnavailable, err,
+		ae = apperr.Unavailable(apperr.CheckoutUnavailable, err,
 			"Checkout is temporarily unavailable; retry shortly, then contact support.")
+		err = ae
+	}
+	if s.Observe != nil {
+		outcome := "created"
+		if ae != nil {
+			outcome = string(ae.Code)
+		}
+		s.Observe(c.Environment, outcome)
 	}
 	return sess, err
 }

@@ -51,6 +51,8 @@ type Service struct {
 	AllowPrivate bool
 	// Enqueue schedules the delivery job of an event inside tx.
 	Enqueue func(ctx context.Context, tx bun.Tx, eventID string) error
+	// Observe, when set, learns each attempt's outcome: delivered, retry or failed.
+	Observe func(outcome string)
 }
 
 // Event is what Emit records.
@@ -150,6 +152,9 @@ func (s *Service) Deliver(ctx context.Context, eventID string, last bool) error 
 	}
 	if err := store.RecordWebhookAttempt(ctx, s.DB, rec, outcome, s.Now().UTC()); err != nil {
 		return err
+	}
+	if s.Observe != nil {
+		s.Observe(map[string]string{store.WebhookDelivered: "delivered", store.WebhookPending: "retry", store.WebhookFailed: "failed"}[outcome])
 	}
 	s.Log.Info("webhook delivery", "event_id", ev.ID, "type", ev.Type, "app_id", ev.AppID,
 		"attempt", attempt, "status", status, "latency_ms", rec.LatencyMS, "outcome", outcome, "error", rec.Error)

@@ -15,6 +15,7 @@ import (
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/idempotency"
 	"github.com/boxoffice/boxoffice/jobs"
+	"github.com/boxoffice/boxoffice/observe"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/resolvers"
@@ -76,6 +77,7 @@ type Main struct {
 	Webhooks    *webhook.Service
 	Jobs        *jobs.Runner
 	Limits      *ratelimit.Limits
+	Metrics     *observe.Metrics
 	Resolver    *resolvers.Resolver
 
 	limitStore *ratelimit.Store
@@ -108,16 +110,17 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 		return nil, err
 	}
 	m.Limits = ratelimit.NewLimits(m.limitStore, cfg.RateLimits)
+	m.Metrics = observe.NewMetrics(db.DB.DB, func(ctx context.Context) (map[string]int, error) { return store.JobCounts(ctx, db) })
 	m.Catalog = &catalog.Service{DB: db, Now: now}
 	m.Auth = &auth.Authenticator{DB: db}
 	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks}
 	m.Idempotency = &idempotency.Service{DB: db, Now: now}
 	m.Webhooks = &webhook.Service{DB: db, Now: now, Log: log, Client: webhook.NewClient(cfg.AllowPrivateWebhooks),
-		AllowPrivate: cfg.AllowPrivateWebhooks}
+		AllowPrivate: cfg.AllowPrivateWebhooks, Observe: m.Metrics.Webhook}
 	m.Checkout = &checkout.Service{DB: db, Idempotency: m.Idempotency, Webhooks: m.Webhooks, Now: now, Config: checkout.Config{
 		PublicBaseURL: cfg.PublicBaseURL, SandboxExpiry: cfg.SandboxExpiry, LiveExpiry: cfg.LiveExpiry,
 		FreeDailyAppCap: cfg.FreeDailyAppCap, FreeDailyBuyerEventCap: cfg.FreeDailyBuyerEventCap,
-	}, Throttle: m.Limits.CheckoutAllowed}
+	}, Throttle: m.Limits.CheckoutAllowed, Observe: m.Metrics.Checkout}
 	m.Resolver = &resolvers.Resolver{Catalog: m.Catalog, Checkout: m.Checkout, Now: now}
 	jc := cfg.Jobs
 	jc.RetryBase = cfg.WebhookRetryBase

@@ -50,6 +50,13 @@ func (b *syncBuffer) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
+// String returns everything written so far.
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 // withoutDBus is the output without the D-Bus errors Chromium prints in
 // containers that have no system bus.
 func (b *syncBuffer) withoutDBus() string {

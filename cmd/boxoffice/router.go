@@ -1,8 +1,17 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
 	"fmt"
+	"github.com/boxoffice/boxoffice/observe"
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"strconv"
+	"strings"
 
 	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/ratelimit"
@@ -23,7 +32,10 @@ import (
 // and its playground at /graphql.
 func (m *Main) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, m.recoverer, m.clientIP, m.limitBody)
+	r.Use(middleware.RequestID, m.logRequests, m.recoverer, m.clientIP, m.limitBody)
+	r.Get("/healthz", m.healthz)
+	r.Get("/readyz", m.readyz)
+	r.Handle("/metrics", promhttp.HandlerFor(m.Metrics.Registry, promhttp.HandlerOpts{}))
 	r.NotFound(rest.NotFound)
 	r.MethodNotAllowed(rest.MethodNotAllowed)
 
@@ -123,6 +135,7 @@ func (m *Main) guard(fail func(http.ResponseWriter, *http.Request, error)) func(
 				fail(w, r, err)
 				return
 			}
+			observe.SetCaller(ctx, p.AppID, p.Environment)
 			key := p.Environment + ":" + strconv.FormatInt(p.AppID, 10)
 			if err := m.Limits.App(p.Live()).Allow(ctx, key, "requests for this app"); err != nil {
 				fail(w, r, err)
@@ -131,4 +144,71 @@ func (m *Main) guard(fail func(http.ResponseWriter, *http.Request, error)) func(
 			next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(ctx, p)))
 		})
 	}
+}
+
+// logRequests writes one log line per request (request id, route, status,
+// latency, app and environment; never headers, keys or bodies) and records
+// the request metrics.
+func (m *Main) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ctx, info := observe.WithRequest(r.Context())
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		next.ServeHTTP(ww, r.WithContext(ctx))
+		took := time.Since(start)
+		route := "unmatched"
+		if rc := chi.RouteContext(ctx); rc != nil && rc.RoutePattern() != "" {
+			route = rc.RoutePattern()
+			if strings.HasSuffix(route, "/*") && rc.Routes != nil {
+				// Refused before routing (authentication, limits): name the
+				// route it was meant for.
+				if p := rc.Routes.Find(chi.NewRouteContext(), r.Method, r.URL.Path); p != "" {
+					route = p
+				}
+			}
+		}
+		status := ww.Status()
+		if status == 0 {
+			status = http.StatusOK
+		}
+		m.Metrics.Request(route, r.Method, strconv.Itoa(status), took)
+		attrs := []slog.Attr{
+			slog.String("request_id", middleware.GetReqID(ctx)), slog.String("method", r.Method),
+			slog.String("route", route), slog.Int("status", status),
+			slog.Float64("latency_ms", float64(took.Microseconds())/1000), slog.Int("bytes", ww.BytesWritten()),
+		}
+		if info.AppID != 0 {
+			attrs = append(attrs, slog.Int64("app_id", info.AppID), slog.String("environment", info.Environment))
+		}
+		m.Log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
+	})
+}
+
+// healthz answers while the process runs.
+func (m *Main) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+}
+
+// readyz answers 200 when the database is reachable and fully migrated,
+// 503 otherwise, so a load balancer only sends traffic to a ready instance.
+func (m *Main) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	reason := ""
+	if err := m.DB.PingContext(ctx); err != nil {
+		reason = "database unreachable"
+	} else if n, err := store.PendingMigrations(ctx, m.DB); err != nil {
+		reason = "cannot read migrations"
+	} else if n > 0 {
+		reason = fmt.Sprintf("%d migrations pending", n)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if reason != "" {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_ = json.NewEncoder(w).Encode(map[string]string{"status": "not_ready", "reason": reason})
+		return
+	}
+	_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
 }

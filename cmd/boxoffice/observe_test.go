@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/boxoffice/boxoffice/seed"
+	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/stretchr/testify/require"
+)
+
+func TestObservability(t *testing.T) {
+	t.Parallel()
+	db := storetest.MustOpen(t, "sqlite")
+	logs := &syncBuffer{}
+	cfg := DefaultConfig()
+	m, err := New(cfg, db, slog.New(slog.NewJSONHandler(logs, nil)))
+	require.NoError(t, err)
+	require.NoError(t, m.Migrate(context.Background()))
+	demo, err := seed.Demo(context.Background(), db, m.Provision, m.Now())
+	require.NoError(t, err)
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	tb := &testBundle{m: m, db: db, srv: srv, demo: demo, testKey: demo.App.TestKey, liveKey: demo.App.LiveKey}
+
+	t.Run("Health", func(t *testing.T) {
+		res := tb.get(t, "/healthz", "")
+		require.Equal(t, 200, res.Status)
+		require.Equal(t, "ok", res.Body["status"])
+		res = tb.get(t, "/readyz", "")
+		require.Equal(t, 200, res.Status)
+		require.Equal(t, "ready", res.Body["status"])
+	})
+
+	// Some traffic to observe.
+	require.Equal(t, 200, tb.get(t, "/api/v1/events", tb.testKey).Status)
+	require.Equal(t, 401, tb.get(t, "/api/v1/events", "").Status)
+	require.Equal(t, 201, tb.checkout(t, tb.testKey, newIdemKey(), tb.highlife(1)).Status)
+	require.Equal(t, 409, tb.checkout(t, tb.testKey, newIdemKey(), tb.cartFor("DEMO-COMEDY", "DEMO-COMEDY-1", "DEMO-COMEDY-REG", 1)).Status)
+
+	t.Run("Metrics", func(t *testing.T) {
+		res, err := http.Get(srv.URL + "/metrics")
+		require.NoError(t, err)
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		text := string(body)
+		for _, want := range []string{
+			`boxoffice_http_requests_total{method="GET",route="/api/v1/events",status="200"} 1`,
+			`boxoffice_http_requests_total{method="GET",route="/api/v1/events",status="401"} 1`,
+			`boxoffice_http_request_duration_seconds_bucket{method="POST",route="/api/v1/checkout-sessions",status="201",le="+Inf"} 1`,
+			`boxoffice_checkout_outcomes_total{environment="test",outcome="created"} 1`,
+			`boxoffice_checkout_outcomes_total{environment="test",outcome="sold_out"} 1`,
+			`boxoffice_jobs{state="available"} `,
+			`boxoffice_jobs{state="completed"} `,
+			`go_sql_max_open_connections{db_name="boxoffice"} 1`,
+			`go_goroutines`,
+		} {
+			require.Contains(t, text, want)
+		}
+	})
+
+	t.Run("RequestLogs", func(t *testing.T) {
+		var lines []map[string]any
+		sc := bufio.NewScanner(strings.NewReader(logs.String()))
+		for sc.Scan() {
+			var line map[string]any
+			require.NoError(t, json.Unmarshal(sc.Bytes(), &line), "logs are JSON: %s", sc.Text())
+			if line["msg"] == "request" {
+				lines = append(lines, line)
+			}
+		}
+		var events, checkout map[string]any
+		for _, l := range lines {
+			if l["route"] == "/api/v1/events" && l["status"] == 200.0 {
+				events = l
+			}
+			if l["route"] == "/api/v1/checkout-sessions" && l["status"] == 201.0 {
+				checkout = l
+			}
+		}
+		require.NotNil(t, events, "one line per request")
+		require.NotEmpty(t, events["request_id"])
+		require.Equal(t, "GET", events["method"])
+		require.Contains(t, events, "latency_ms")
+		require.Equal(t, float64(demo.App.App.ID), events["app_id"])
+		require.Equal(t, "test", events["environment"])
+		require.NotNil(t, checkout)
+		for _, secret := range []string{demo.App.TestKey, demo.App.LiveKey, demo.App.WebhookSecret, "ama@example.com", "Ama Mensah", "024 123 4567"} {
+			require.NotContains(t, logs.String(), secret, "logs never carry keys, secrets or personal data")
+		}
+	})
+
+	t.Run("ErrNotReady", func(t *testing.T) {
+		require.NoError(t, db.Close())
+		res := tb.get(t, "/readyz", "")
+		require.Equal(t, 503, res.Status)
+		require.Equal(t, "not_ready", res.Body["status"])
+		require.Equal(t, 200, tb.get(t, "/healthz", "").Status, "the process is still up")
+	})
+}

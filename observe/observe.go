@@ -1,0 +1,84 @@
+// Package observe makes the service visible to operators: Prometheus
+// metrics (requests, checkout outcomes, webhook deliveries, job queue depth,
+// database pool) and the per-request facts the request log line carries.
+package observe
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics are the service's Prometheus metrics, on a registry of their own.
+type Metrics struct {
+	Registry  *prometheus.Registry
+	requests  *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
+	checkouts *prometheus.CounterVec
+	webhooks  *prometheus.CounterVec
+}
+
+// NewMetrics registers the metrics, the Go and process collectors, the
+// database pool statistics of db and the job queue depth read by depth.
+func NewMetrics(db *sql.DB, depth func(context.Context) (map[string]int, error)) *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "boxoffice_http_requests_total", Help: "HTTP requests by route, method and status.",
+		}, []string{"route", "method", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "boxoffice_http_request_duration_seconds", Help: "HTTP request latency by route and status.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"route", "method", "status"}),
+		checkouts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "boxoffice_checkout_outcomes_total", Help: "Checkout session requests by environment and outcome (created or the error code).",
+		}, []string{"environment", "outcome"}),
+		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "boxoffice_webhook_deliveries_total", Help: "Webhook delivery attempts by outcome (delivered, retry, failed).",
+		}, []string{"outcome"}),
+	}
+	m.Registry.MustRegister(m.requests, m.latency, m.checkouts, m.webhooks,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewDBStatsCollector(db, "boxoffice"), &queueCollector{depth: depth})
+	return m
+}
+
+// Request records one HTTP request.
+func (m *Metrics) Request(route, method, status string, took time.Duration) {
+	m.requests.WithLabelValues(route, method, status).Inc()
+	m.latency.WithLabelValues(route, method, status).Observe(took.Seconds())
+}
+
+// Checkout records the outcome of one checkout request.
+func (m *Metrics) Checkout(env, outcome string) { m.checkouts.WithLabelValues(env, outcome).Inc() }
+
+// Webhook records the outcome of one delivery attempt.
+func (m *Metrics) Webhook(outcome string) { m.webhooks.WithLabelValues(outcome).Inc() }
+
+var queueDesc = prometheus.NewDesc("boxoffice_jobs", "Background jobs by state (River), read at scrape time.", []string{"state"}, nil)
+
+// jobStates are River's job states, all reported so an empty queue reads 0.
+var jobStates = []string{"available", "pending", "scheduled", "running", "retryable", "completed", "cancelled", "discarded"}
+
+// queueCollector reads the job queue's depth when scraped.
+type queueCollector struct {
+	depth func(context.Context) (map[string]int, error)
+}
+
+func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- queueDesc }
+
+func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	states, err := c.depth(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(queueDesc, err)
+		return
+	}
+	for _, state := range jobStates {
+		ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(states[state]), state)
+	}
+}
