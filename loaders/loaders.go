@@ -15,7 +15,7 @@ import (
 
 // wait is how long a loader gathers keys before it queries. GraphQL starts
 // the field resolvers of a list together, so a short window sees them all.
-const wait = 2 * time.Millisecond
+const wait = 5 * time.Millisecond
 
 // Loaders are the dataloaders of one request.
 type Loaders struct {
@@ -25,6 +25,8 @@ type Loaders struct {
 	Tickets *dataloader.Loader[int64, []store.Ticket]
 	// Venue maps a venue id to the venue (nil when missing).
 	Venue *dataloader.Loader[int64, *store.Venue]
+
+	catalog *catalog.Service
 }
 
 // New returns fresh loaders over the catalog service.
@@ -33,7 +35,20 @@ func New(c *catalog.Service) *Loaders {
 		Dates:   newLoader(c.ActiveDates, wait),
 		Tickets: newLoader(c.Tickets, wait),
 		Venue:   newLoader(c.Venues, wait),
+		catalog: c,
 	}
+}
+
+// DatesNow loads the dates of these events in one query, at once, and
+// keeps them for later Dates.Load calls.
+func (l *Loaders) DatesNow(ctx context.Context, eventIDs []int64) ([][]store.EventDate, error) {
+	return loadNow(ctx, l.Dates, l.catalog.ActiveDates, eventIDs)
+}
+
+// TicketsNow loads the tickets of these dates in one query, at once, and
+// keeps them for later Tickets.Load calls.
+func (l *Loaders) TicketsNow(ctx context.Context, dateIDs []int64) ([][]store.Ticket, error) {
+	return loadNow(ctx, l.Tickets, l.catalog.Tickets, dateIDs)
 }
 
 // newLoader adapts a batch function returning a map into a dataloader; a key
@@ -79,22 +94,22 @@ func Middleware(c *catalog.Service) func(http.Handler) http.Handler {
 	}
 }
 
-// LoadNow loads keys through l without waiting for the batch window: when
-// the caller already knows every key it needs, waiting gains nothing. Keys
-// already cached cost nothing; the rest go out in one batch.
-func LoadNow[V any](ctx context.Context, l *dataloader.Loader[int64, V], keys []int64) ([]V, error) {
-	thunks := make([]dataloader.Thunk[V], len(keys))
+// loadNow fetches keys with one call of fetch and primes l with the
+// results. When the caller knows every key it needs, waiting for a batch
+// window gains nothing, and a window that closes half-way through a long
+// list of keys (a busy machine) would split the query in two.
+func loadNow[V any](ctx context.Context, l *dataloader.Loader[int64, V], fetch func(context.Context, []int64) (map[int64]V, error), keys []int64) ([]V, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	found, err := fetch(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]V, len(keys))
 	for i, k := range keys {
-		thunks[i] = l.Load(ctx, k) // queues k in the current batch synchronously
+		out[i] = found[k]
+		l.Prime(ctx, k, found[k])
 	}
-	l.Flush()
-	vals := make([]V, len(keys))
-	for i, th := range thunks {
-		v, err := th()
-		if err != nil {
-			return nil, err
-		}
-		vals[i] = v
-	}
-	return vals, nil
+	return out, nil
 }

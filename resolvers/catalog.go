@@ -19,7 +19,7 @@ func (r *Resolver) events(ctx context.Context, events []store.Event) ([]*model.E
 	for i := range events {
 		ids[i] = events[i].ID
 	}
-	dates, err := loaders.LoadNow(ctx, l.Dates, ids)
+	dates, err := l.DatesNow(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -28,7 +28,7 @@ func (r *Resolver) events(ctx context.Context, events []store.Event) ([]*model.E
 	for _, ds := range dates {
 		dateIDs = append(dateIDs, catalog.UpcomingDateIDs(ds, now)...)
 	}
-	tickets, err := loaders.LoadNow(ctx, l.Tickets, dateIDs)
+	tickets, err := l.TicketsNow(ctx, dateIDs)
 	if err != nil {
 		return nil, err
 	}
