@@ -34,8 +34,7 @@ func (h *Handler) createCheckoutSession(w http.ResponseWriter, r *http.Request) 
 		if report.Replayed {
 			w.Header().Set("Idempotent-Replayed", "true")
 		}
-		ae := apperr.From(err)
-		writeError(w, r, h.Log, err, statusMeta{ae.Status()})
+		WriteError(w, r, h.Log, err)
 	}
 	// The header is checked before the body, in DESIGN.md's order.
 	if err := idempotency.CheckKey(key); err != nil {

@@ -51,7 +51,17 @@ type errorJSON struct {
 // status. Errors that are not *apperr.Error are logged and read as
 // internal_error, revealing nothing.
 func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	writeError(w, r, log, err, nil)
+	var meta any
+	if isCheckoutCreate(r) {
+		// Every checkout answer carries meta.status_code, also when it is
+		// refused before the handler (authentication, limits, body size).
+		meta = statusMeta{apperr.From(err).Status()}
+	}
+	writeError(w, r, log, err, meta)
+}
+
+func isCheckoutCreate(r *http.Request) bool {
+	return r.Method == http.MethodPost && strings.TrimSuffix(r.URL.Path, "/") == "/api/v1/checkout-sessions"
 }
 
 // writeError renders err with an optional meta object; a RetryAfter on the

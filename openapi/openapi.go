@@ -1,0 +1,89 @@
+// Package openapi holds the OpenAPI 3 description of the /api/v1 REST
+// contract (spec/ticketing-api.md): every route, parameter, schema, error
+// code and header, version 1.0.0. The document is embedded in the binary,
+// served at GET /api/v1/openapi.json, and the cmd/boxoffice contract test
+// validates every REST response of the test suite against it, so the
+// document and the code cannot drift apart.
+package openapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// source is the document as written (YAML, the reviewable form).
+//
+//go:embed openapi.yaml
+var source []byte
+
+// Version is the document's info.version.
+const Version = "1.0.0"
+
+var (
+	jsonOnce sync.Once
+	jsonDoc  []byte
+	jsonETag string
+)
+
+// JSON returns the document as JSON, computed once. It panics if the
+// embedded document does not load, which the package's tests rule out.
+// Callers must not modify the returned slice.
+func JSON() []byte {
+	jsonOnce.Do(func() {
+		doc, err := Load()
+		if err != nil {
+			panic(fmt.Sprintf("openapi: embedded document: %v", err))
+		}
+		var out bytes.Buffer
+		enc := json.NewEncoder(&out)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(doc); err != nil {
+			panic(fmt.Sprintf("openapi: encoding the document as JSON: %v", err))
+		}
+		jsonDoc = out.Bytes()
+		sum := sha256.Sum256(jsonDoc)
+		jsonETag = `"` + hex.EncodeToString(sum[:8]) + `"`
+	})
+	return jsonDoc
+}
+
+// Load parses the embedded document and validates it with kin-openapi
+// (structure, references, examples against their schemas). Each call
+// returns a fresh *openapi3.T that the caller may keep and use read-only.
+func Load() (*openapi3.T, error) {
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(source)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: parsing the document: %w", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, fmt.Errorf("openapi: invalid document: %w", err)
+	}
+	return doc, nil
+}
+
+// Handler serves JSON() as application/json, cacheable for a while and
+// with an ETag so clients can revalidate cheaply. Mount it outside the API
+// key guard: the document is public.
+func Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := JSON()
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("Cache-Control", "public, max-age=300")
+		h.Set("ETag", jsonETag)
+		h.Set("X-Content-Type-Options", "nosniff")
+		http.ServeContent(w, r, "openapi.json", time.Time{}, bytes.NewReader(body))
+	})
+}
