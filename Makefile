@@ -7,8 +7,8 @@ BIN := bin/boxoffice
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-run: build ## build, migrate ./data/boxoffice.db, seed the demo on first start, serve on :8080
-	./$(BIN) serve --demo
+run: build ## build, migrate ./data/boxoffice.db, seed the demo on first start, serve on :8080 (development payments)
+	PAYMENT_PROVIDER=$${PAYMENT_PROVIDER:-dev} ./$(BIN) serve --demo
 
 build: ## build the boxoffice binary into bin/
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/boxoffice
@@ -29,3 +29,15 @@ lint: ## go vet and gofmt
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+.PHONY: bench
+bench: ## end-to-end benchmark on PostgreSQL (BENCH_DATABASE_URL) and hot-path testing.B; writes bench/results.md
+	@if [ -z "$$BENCH_DATABASE_URL" ] && ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then \
+	  echo "bench: starting PostgreSQL"; \
+	  pg_ctlcluster --skip-systemctl-redirect "$$(ls /etc/postgresql 2>/dev/null | head -n1)" main start || true; \
+	  for _ in $$(seq 1 30); do pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null && break; sleep 1; done; \
+	  if ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then \
+	    echo "bench: PostgreSQL at 127.0.0.1:5432 is unreachable; start it or set BENCH_DATABASE_URL" >&2; exit 1; \
+	  fi; \
+	fi
+	cd bench && GO=$(GO) $(GO) run -mod=mod .

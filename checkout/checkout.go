@@ -18,6 +18,7 @@ import (
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/idempotency"
+	"github.com/boxoffice/boxoffice/payments"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/uptrace/bun"
@@ -34,6 +35,9 @@ type Config struct {
 	// UTC day: per app, and per buyer (email) per event.
 	FreeDailyAppCap        int64
 	FreeDailyBuyerEventCap int64
+	// LiveFreeDisabled switches live free checkout off
+	// (free_checkout_unavailable).
+	LiveFreeDisabled bool
 }
 
 // DefaultConfig returns OPERATOR.md's defaults.
@@ -49,8 +53,11 @@ type Service struct {
 	DB          *store.DB
 	Idempotency *idempotency.Service
 	Webhooks    *webhook.Service
-	Now         func() time.Time
-	Config      Config
+	// Payments creates the payments of live paid orders; nil means no
+	// provider is configured (payment_gateway_unavailable).
+	Payments payments.Provider
+	Now      func() time.Time
+	Config   Config
 	// Throttle counts a checkout create against the caller's limit
 	// (rate_limit_exceeded); nil means no limit.
 	Throttle func(ctx context.Context, appID int64, env string) error
@@ -96,6 +103,8 @@ type savedError struct {
 
 // Create runs a checkout request under its Idempotency-Key.
 // Errors, in DESIGN.md's order: rate_limit_exceeded, missing_idempotency_key,
+// (free_checkout_unavailable and payment_gateway_unavailable, 503s, come
+// where the cart is known to be free or paid),
 // invalid_idempotency_key, validation_failed, idempotency_conflict,
 // idempotency_in_progress, event_not_found, event_not_available,
 // event_date_not_found, event_date_not_available, ticket_not_found,
@@ -213,6 +222,9 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, claim *idem
 	if err != nil {
 		return nil, err
 	}
+	if c.Live() && k.free() && s.Config.LiveFreeDisabled {
+		return nil, apperr.New(apperr.FreeCheckoutUnavailable, "Live free checkout is switched off; try again later.")
+	}
 	if c.Live() && k.free() && !ghanaMobile(req.Phone) {
 		return nil, apperr.Validation(apperr.Details{"customer.phone": {"must be a valid Ghana mobile number for a free order"}})
 	}
@@ -242,6 +254,11 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, claim *idem
 	items := make([]store.OrderItem, len(req.Items))
 	for i, it := range req.Items {
 		items[i] = store.OrderItem{TicketID: it.TicketID, Quantity: it.Quantity, UnitPrice: catalog.EffectivePrice(k.tickets[it.TicketID])}
+	}
+	if c.Live() && !k.free() {
+		if err := s.createPayment(ctx, req, k, order); err != nil {
+			return nil, err
+		}
 	}
 	sess := s.session(order)
 	body, _ := json.Marshal(outcome{Status: http.StatusCreated, Session: sess})

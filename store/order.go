@@ -41,6 +41,10 @@ type Order struct {
 	PaymentReference *string        `bun:"payment_reference"`
 	ExpiresAt        time.Time      `bun:"expires_at,nullzero"`
 	EventSequence    int64          `bun:"event_sequence,notnull"`
+	PaymentProvider  *string        `bun:"payment_provider"`
+	PaymentURL       *string        `bun:"payment_url"`
+	RefundReview     bool           `bun:"refund_review,notnull"`
+	ReviewNote       *string        `bun:"review_note"`
 	CreatedAt        time.Time      `bun:"created_at,notnull"`
 	UpdatedAt        time.Time      `bun:"updated_at,notnull"`
 }
@@ -180,4 +184,17 @@ func DueOrders(ctx context.Context, db bun.IDB, now time.Time, limit int) ([]str
 		Where("status = ?", OrderPending).Where("expires_at <= ?", now).
 		Order("expires_at").Limit(int64(limit)).Scan(ctx, &refs)
 	return refs, translate(err)
+}
+
+// FlagRefundReview marks an order's payment for a refund review, once, and
+// reports whether it did.
+func FlagRefundReview(ctx context.Context, db bun.IDB, ref, note string, now time.Time) (bool, error) {
+	res, err := db.NewUpdate().Model((*Order)(nil)).
+		Set("refund_review = ?", true).Set("review_note = ?", note).Set("updated_at = ?", now).
+		Where("reference = ?", ref).Where("refund_review = ?", false).Exec(ctx)
+	if err != nil {
+		return false, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }

@@ -16,6 +16,9 @@ import (
 	"github.com/boxoffice/boxoffice/idempotency"
 	"github.com/boxoffice/boxoffice/jobs"
 	"github.com/boxoffice/boxoffice/observe"
+	"github.com/boxoffice/boxoffice/payments"
+	"github.com/boxoffice/boxoffice/payments/devpay"
+	"github.com/boxoffice/boxoffice/payments/paystack"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/resolvers"
@@ -48,6 +51,13 @@ type Config struct {
 	RateLimits ratelimit.Config
 	// MaxBodyBytes bounds every request body.
 	MaxBodyBytes int64
+	// PaymentProvider takes live payments: "paystack", "dev" (development
+	// only, explicitly), or "" (none: live paid checkout answers 503).
+	PaymentProvider   string
+	PaystackSecretKey string
+	PaystackBaseURL   string
+	// LiveFreeDisabled switches live free checkout off.
+	LiveFreeDisabled bool
 }
 
 // DefaultConfig returns OPERATOR.md's defaults.
@@ -78,6 +88,8 @@ type Main struct {
 	Jobs        *jobs.Runner
 	Limits      *ratelimit.Limits
 	Metrics     *observe.Metrics
+	Payments    payments.Provider
+	devPay      *devpay.Provider
 	Resolver    *resolvers.Resolver
 
 	limitStore *ratelimit.Store
@@ -117,10 +129,20 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Idempotency = &idempotency.Service{DB: db, Now: now}
 	m.Webhooks = &webhook.Service{DB: db, Now: now, Log: log, Client: webhook.NewClient(cfg.AllowPrivateWebhooks),
 		AllowPrivate: cfg.AllowPrivateWebhooks, Observe: m.Metrics.Webhook}
-	m.Checkout = &checkout.Service{DB: db, Idempotency: m.Idempotency, Webhooks: m.Webhooks, Now: now, Config: checkout.Config{
+	if err := m.openPayments(cfg); err != nil {
+		return nil, err
+	}
+	m.Checkout = &checkout.Service{DB: db, Idempotency: m.Idempotency, Webhooks: m.Webhooks, Payments: m.Payments, Now: now, Config: checkout.Config{
 		PublicBaseURL: cfg.PublicBaseURL, SandboxExpiry: cfg.SandboxExpiry, LiveExpiry: cfg.LiveExpiry,
 		FreeDailyAppCap: cfg.FreeDailyAppCap, FreeDailyBuyerEventCap: cfg.FreeDailyBuyerEventCap,
+		LiveFreeDisabled: cfg.LiveFreeDisabled,
 	}, Throttle: m.Limits.CheckoutAllowed, Observe: m.Metrics.Checkout}
+	if m.devPay != nil {
+		m.devPay.Confirm = func(ctx context.Context, st *payments.Status) error {
+			_, err := m.Checkout.ConfirmPayment(ctx, st)
+			return err
+		}
+	}
 	m.Resolver = &resolvers.Resolver{Catalog: m.Catalog, Checkout: m.Checkout, Now: now}
 	jc := cfg.Jobs
 	jc.RetryBase = cfg.WebhookRetryBase
@@ -131,6 +153,26 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Jobs = runner
 	m.Webhooks.Enqueue = runner.EnqueueDelivery
 	return m, nil
+}
+
+// openPayments picks the payment provider of PAYMENT_PROVIDER.
+func (m *Main) openPayments(cfg Config) error {
+	switch cfg.PaymentProvider {
+	case "":
+		return nil
+	case "dev":
+		m.devPay = devpay.New(cfg.PublicBaseURL)
+		m.Payments = m.devPay
+		return nil
+	case "paystack":
+		p, err := paystack.New(paystack.Config{SecretKey: cfg.PaystackSecretKey, BaseURL: cfg.PaystackBaseURL})
+		if err != nil {
+			return fmt.Errorf("PAYMENT_PROVIDER=paystack: %w", err)
+		}
+		m.Payments = p
+		return nil
+	}
+	return fmt.Errorf("PAYMENT_PROVIDER %q is not one of paystack, dev", cfg.PaymentProvider)
 }
 
 // Migrate applies the service's migrations and River's.

@@ -81,6 +81,14 @@ func globalFlags() []cli.Flag {
 			Usage: "checkout creates per app and environment per window"},
 		&cli.DurationFlag{Name: "rate-limit-window", Value: defaults.RateLimits.Window, Sources: cli.EnvVars("RATE_LIMIT_WINDOW"),
 			Usage: "the window of every rate limit"},
+		&cli.StringFlag{Name: "payment-provider", Sources: cli.EnvVars("PAYMENT_PROVIDER"),
+			Usage: "live payments: paystack, or dev (development only; never for real buyers)"},
+		&cli.StringFlag{Name: "paystack-secret-key", Sources: cli.EnvVars("PAYSTACK_SECRET_KEY"),
+			Usage: "Paystack secret key (sk_…)"},
+		&cli.StringFlag{Name: "paystack-base-url", Sources: cli.EnvVars("PAYSTACK_BASE_URL"),
+			Usage: "Paystack API base (default https://api.paystack.co)"},
+		&cli.BoolFlag{Name: "live-free-checkout", Value: true, Sources: cli.EnvVars("LIVE_FREE_CHECKOUT"),
+			Usage: "allow live free checkout (false answers 503 free_checkout_unavailable)"},
 		&cli.Int64Flag{Name: "max-body-bytes", Value: defaults.MaxBodyBytes, Sources: cli.EnvVars("MAX_BODY_BYTES"),
 			Usage: "largest request body accepted"},
 	}
@@ -107,7 +115,11 @@ func configFrom(cmd *cli.Command) Config {
 			TestApp: cmd.Int("rate-limit-test"), Checkout: cmd.Int("rate-limit-checkout"),
 			Window: cmd.Duration("rate-limit-window"), Prefix: defaults.RateLimits.Prefix,
 		},
-		MaxBodyBytes: cmd.Int64("max-body-bytes"),
+		MaxBodyBytes:      cmd.Int64("max-body-bytes"),
+		PaymentProvider:   cmd.String("payment-provider"),
+		PaystackSecretKey: cmd.String("paystack-secret-key"),
+		PaystackBaseURL:   cmd.String("paystack-base-url"),
+		LiveFreeDisabled:  !cmd.Bool("live-free-checkout"),
 	}
 }
 

@@ -34,6 +34,7 @@ func setup(t testing.TB, db *store.DB, opts ...func(*Config)) *testBundle {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.PublicBaseURL = "http://boxoffice.test"
+	cfg.PaymentProvider = "dev"
 	// Limits have tests of their own; elsewhere they stay out of the way.
 	cfg.RateLimits = ratelimit.Config{FailedAuth: 1 << 20, LiveApp: 1 << 20, TestApp: 1 << 20, Checkout: 1 << 20, Window: time.Minute}
 	for _, o := range opts {
@@ -91,6 +92,7 @@ func (tb *testBundle) do(t testing.TB, method, path, key string, body []byte, he
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
+	contractCheck(t, req, res, raw)
 	out := &response{Status: res.StatusCode, Header: res.Header, Raw: raw}
 	if strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
 		require.NoError(t, json.Unmarshal(raw, &out.Body), "body: %s", raw)

@@ -8,6 +8,7 @@ import (
 
 	"fmt"
 	"github.com/boxoffice/boxoffice/observe"
+	"github.com/boxoffice/boxoffice/openapi"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"strconv"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/graph"
+	"github.com/boxoffice/boxoffice/hosted"
 	"github.com/boxoffice/boxoffice/loaders"
 	"github.com/boxoffice/boxoffice/playground"
 	"github.com/boxoffice/boxoffice/rest"
@@ -39,6 +41,8 @@ func (m *Main) Handler() http.Handler {
 	r.NotFound(rest.NotFound)
 	r.MethodNotAllowed(rest.MethodNotAllowed)
 
+	// The contract is public: partners read it before they have a key.
+	r.Method(http.MethodGet, "/api/v1/openapi.json", openapi.Handler())
 	api := &rest.Handler{Resolver: m.Resolver, Log: m.Log}
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Use(m.guard(func(w http.ResponseWriter, r *http.Request, err error) {
@@ -49,6 +53,10 @@ func (m *Main) Handler() http.Handler {
 	})
 
 	(&sandbox.Handler{Checkout: m.Checkout, Now: m.Now, Log: m.Log}).Routes(r)
+	(&hosted.Handler{Checkout: m.Checkout, Payments: m.Payments, Now: m.Now, Log: m.Log}).Routes(r)
+	if m.devPay != nil {
+		m.devPay.Routes(r)
+	}
 
 	gql := chi.Chain(
 		m.guard(func(w http.ResponseWriter, _ *http.Request, err error) { graph.WriteError(w, err) }),

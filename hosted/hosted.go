@@ -1,0 +1,189 @@
+// Package hosted serves the live hosted checkout on the service's own site:
+// the order page whose pay button hands the buyer to the payment provider,
+// the return page the provider sends the buyer back to (it shows the
+// outcome only once the provider confirms it, never on the strength of the
+// redirect), and the endpoint that receives the provider's signed callbacks.
+package hosted
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"html/template"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/checkout"
+	"github.com/boxoffice/boxoffice/payments"
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/go-chi/chi/v5"
+)
+
+//go:embed page.html
+var pageHTML string
+
+var page = template.Must(template.New("page").Parse(pageHTML))
+
+// Handler serves the live hosted checkout.
+type Handler struct {
+	Checkout *checkout.Service
+	Payments payments.Provider // nil: no provider configured
+	Now      func() time.Time
+	Log      *slog.Logger
+}
+
+// Routes registers the pages and the provider's callback endpoint.
+func (h *Handler) Routes(r chi.Router) {
+	r.Get("/checkout/{reference}", h.show)
+	r.Post("/checkout/{reference}/pay", h.pay)
+	r.Get("/checkout/{reference}/return", h.back)
+	r.Post("/payments/{provider}/callback", h.callback)
+}
+
+type view struct {
+	*checkout.Summary
+	Currency string
+	When     string
+	Expires  string
+	Mode     string // "pay", "waiting", "paid", "failed", "expired", "review"
+	CanPay   bool
+}
+
+func (h *Handler) render(w http.ResponseWriter, r *http.Request, sum *checkout.Summary, mode string) {
+	o := sum.Order
+	v := view{Summary: sum, Currency: catalog.CurrencySymbol(o.Currency), Mode: mode}
+	loc := catalog.Zone(sum.Event.Timezone)
+	if t := catalog.FormatTime(sum.Date.StartAt, loc); t != nil {
+		v.When = t.Display
+	}
+	if !o.ExpiresAt.IsZero() {
+		v.Expires = catalog.FormatTime(o.ExpiresAt, loc).Display
+	}
+	v.CanPay = mode == "pay" && h.Payments != nil && o.PaymentURL != nil
+	var buf bytes.Buffer
+	if err := page.Execute(&buf, v); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(buf.Bytes())
+}
+
+// modeOf says what the page shows for an order's state.
+func (h *Handler) modeOf(o *store.Order) string {
+	switch {
+	case o.RefundReview:
+		return "review"
+	case o.Status == store.OrderPending && !o.ExpiresAt.IsZero() && !h.Now().Before(o.ExpiresAt):
+		return "expired"
+	case o.Status == store.OrderPending:
+		return "pay"
+	}
+	return o.Status
+}
+
+func (h *Handler) load(w http.ResponseWriter, r *http.Request) (*checkout.Summary, bool) {
+	ref := chi.URLParam(r, "reference")
+	if !strings.HasPrefix(ref, checkout.LivePrefix) || len(ref) > 64 {
+		http.Error(w, "This checkout does not exist.", http.StatusNotFound)
+		return nil, false
+	}
+	sum, err := h.Checkout.Summarize(r.Context(), ref)
+	if apperr.CodeOf(err) == apperr.OrderNotFound {
+		http.Error(w, "This checkout does not exist.", http.StatusNotFound)
+		return nil, false
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return nil, false
+	}
+	return sum, true
+}
+
+func (h *Handler) show(w http.ResponseWriter, r *http.Request) {
+	if sum, ok := h.load(w, r); ok {
+		h.render(w, r, sum, h.modeOf(sum.Order))
+	}
+}
+
+// pay hands the buyer to the provider's payment page.
+func (h *Handler) pay(w http.ResponseWriter, r *http.Request) {
+	sum, ok := h.load(w, r)
+	if !ok {
+		return
+	}
+	o := sum.Order
+	if h.modeOf(o) != "pay" || o.PaymentURL == nil {
+		http.Redirect(w, r, "/checkout/"+o.Reference, http.StatusSeeOther)
+		return
+	}
+	http.Redirect(w, r, *o.PaymentURL, http.StatusSeeOther)
+}
+
+// back is the return page: it asks the provider where the payment stands
+// and applies a confirmed outcome before showing it.
+func (h *Handler) back(w http.ResponseWriter, r *http.Request) {
+	sum, ok := h.load(w, r)
+	if !ok {
+		return
+	}
+	o := sum.Order
+	if o.Status == store.OrderPending && h.Payments != nil && o.PaymentReference != nil {
+		st, err := h.Payments.Verify(r.Context(), *o.PaymentReference)
+		if err != nil {
+			h.Log.WarnContext(r.Context(), "payment verification failed", "order", o.Reference, "error", err)
+		} else if _, err := h.Checkout.ConfirmPayment(r.Context(), st); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		if sum, ok = h.load(w, r); !ok {
+			return
+		}
+	}
+	mode := h.modeOf(sum.Order)
+	if mode == "pay" {
+		mode = "waiting"
+	}
+	h.render(w, r, sum, mode)
+}
+
+// callback receives the provider's signed notification of a payment.
+func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
+	if h.Payments == nil || chi.URLParam(r, "provider") != h.Payments.Name() {
+		http.Error(w, "unknown payment provider", http.StatusNotFound)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+	if err != nil {
+		http.Error(w, "unreadable body", http.StatusBadRequest)
+		return
+	}
+	st, err := h.Payments.ParseCallback(r.Header, body)
+	if errors.Is(err, payments.ErrForged) {
+		h.Log.WarnContext(r.Context(), "refused a payment callback with a bad signature", "provider", h.Payments.Name())
+		http.Error(w, "signature does not match", http.StatusUnauthorized)
+		return
+	}
+	if err != nil {
+		http.Error(w, "malformed callback", http.StatusBadRequest)
+		return
+	}
+	if st != nil {
+		if _, err := h.Checkout.ConfirmPayment(r.Context(), st); err != nil && apperr.CodeOf(err) != apperr.OrderNotFound {
+			h.fail(w, r, err) // 5xx: the provider retries
+			return
+		}
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	h.Log.ErrorContext(r.Context(), "hosted checkout", "error", err)
+	http.Error(w, "Something went wrong; try again.", http.StatusInternalServerError)
+}
