@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"sync"
 	"time"
 )
 
@@ -10,13 +11,21 @@ const (
 	displayLayout = "Mon, 02 Jan 2006 3:04 PM"
 )
 
+// zones caches loaded timezones: time.LoadLocation parses zoneinfo on every
+// call, and a catalog page formats hundreds of times in a handful of zones.
+var zones sync.Map // name → *time.Location
+
 // Zone loads an IANA timezone, falling back to UTC for a name the imported
 // catalog should never contain.
 func Zone(name string) *time.Location {
+	if loc, ok := zones.Load(name); ok {
+		return loc.(*time.Location)
+	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		return time.UTC
+		loc = time.UTC
 	}
+	zones.Store(name, loc)
 	return loc
 }
 
