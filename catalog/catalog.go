@@ -142,6 +142,20 @@ func (s *Service) Tickets(ctx context.Context, dateIDs []int64) (map[int64][]sto
 	return out, nil
 }
 
+// Prices returns the tickets of each date with only their pricing fields
+// set: enough for Summarize, much cheaper than Tickets for a page of events.
+func (s *Service) Prices(ctx context.Context, dateIDs []int64) (map[int64][]store.Ticket, error) {
+	ts, err := store.PricesOfDates(ctx, s.DB, dateIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64][]store.Ticket, len(dateIDs))
+	for _, t := range ts {
+		out[t.EventDateID] = append(out[t.EventDateID], t)
+	}
+	return out, nil
+}
+
 // Venues returns venues by id; the batch function behind the venue dataloader.
 func (s *Service) Venues(ctx context.Context, ids []int64) (map[int64]*store.Venue, error) {
 	vs, err := store.VenuesByIDs(ctx, s.DB, ids)

@@ -45,12 +45,6 @@ func (l *Loaders) DatesNow(ctx context.Context, eventIDs []int64) ([][]store.Eve
 	return loadNow(ctx, l.Dates, l.catalog.ActiveDates, eventIDs)
 }
 
-// TicketsNow loads the tickets of these dates in one query, at once, and
-// keeps them for later Tickets.Load calls.
-func (l *Loaders) TicketsNow(ctx context.Context, dateIDs []int64) ([][]store.Ticket, error) {
-	return loadNow(ctx, l.Tickets, l.catalog.Tickets, dateIDs)
-}
-
 // newLoader adapts a batch function returning a map into a dataloader; a key
 // absent from the map gets the zero value.
 func newLoader[V any](fetch func(context.Context, []int64) (map[int64]V, error), d time.Duration) *dataloader.Loader[int64, V] {

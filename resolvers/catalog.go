@@ -11,8 +11,8 @@ import (
 )
 
 // events converts stored events with their summaries. It loads the dates of
-// all events and the tickets of their upcoming dates in one batch each; the
-// loaders keep both, so Event.dates and EventDate.tickets below cost nothing.
+// all events (kept by the loaders, so Event.dates below costs nothing) and
+// the pricing fields of the tickets of their upcoming dates, one query each.
 func (r *Resolver) events(ctx context.Context, events []store.Event) ([]*model.Event, error) {
 	l := loaders.For(ctx)
 	ids := make([]int64, len(events))
@@ -28,13 +28,9 @@ func (r *Resolver) events(ctx context.Context, events []store.Event) ([]*model.E
 	for _, ds := range dates {
 		dateIDs = append(dateIDs, catalog.UpcomingDateIDs(ds, now)...)
 	}
-	tickets, err := l.TicketsNow(ctx, dateIDs)
+	byDate, err := r.Catalog.Prices(ctx, dateIDs)
 	if err != nil {
 		return nil, err
-	}
-	byDate := make(map[int64][]store.Ticket, len(dateIDs))
-	for i, id := range dateIDs {
-		byDate[id] = tickets[i]
 	}
 	out := make([]*model.Event, len(events))
 	for i := range events {

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
@@ -92,13 +91,6 @@ func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
 		cfg.MaxConns = 8
 	}
 	cfg.MaxConnIdleTime = 5 * time.Minute
-	// Bun writes arguments into the SQL text, so nearly every statement is
-	// new: pgx's default prepares each one and churns a server-side statement
-	// cache that never hits. Describing without preparing avoids that. (The
-	// simple protocol would save a round trip more, but River, which shares
-	// this pool and Bun's transactions, needs described parameter types to
-	// send its JSON arguments.)
-	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect postgres: %w", err)

@@ -53,3 +53,18 @@ func TicketsByReferences(ctx context.Context, db bun.IDB, refs []string) ([]Tick
 	err := db.NewSelect().Model(&ts).Where("reference IN (?)", bun.List(refs)).Scan(ctx)
 	return ts, translate(err)
 }
+
+// PricesOfDates returns the pricing columns of the tickets of these dates
+// (id, event_date_id, free, price, promotional_price) — what an event's
+// pricing summary needs, without scanning whole rows.
+func PricesOfDates(ctx context.Context, db bun.IDB, dateIDs []int64) ([]Ticket, error) {
+	ts := []Ticket{}
+	if len(dateIDs) == 0 {
+		return ts, nil
+	}
+	err := db.NewSelect().Model(&ts).
+		Column("id", "event_date_id", "free", "price", "promotional_price").
+		Where("t.event_date_id IN (?)", bun.List(dateIDs)).
+		Scan(ctx)
+	return ts, translate(err)
+}

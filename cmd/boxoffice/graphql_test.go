@@ -202,8 +202,9 @@ func TestQueryCount(t *testing.T) {
 		t.Logf("statements: graphql 5 events=%d 50 events=%d; rest per_page=5 %d, per_page=100 %d", g5, g50, r5, r100)
 		require.Equal(t, g5, g50, "GraphQL statements grow with the page")
 		require.Equal(t, r5, r100, "REST statements grow with the page")
-		// auth + count + page + dates + tickets (+ venues for GraphQL).
-		require.LessOrEqual(t, g50, 6)
+		// REST: auth + count + page + dates + pricing fields. GraphQL adds
+		// the full tickets and the venues of the dates it shows.
+		require.LessOrEqual(t, g50, 7)
 		require.LessOrEqual(t, r100, 5)
 	})
 }
