@@ -118,40 +118,34 @@ func (s *Service) EventDate(ctx context.Context, id int64) (*store.EventDate, *s
 // in start order; it is the batch function behind the dates dataloader.
 func (s *Service) ActiveDates(ctx context.Context, eventIDs []int64) (map[int64][]store.EventDate, error) {
 	ds, err := store.ActiveDatesOfEvents(ctx, s.DB, eventIDs)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[int64][]store.EventDate, len(eventIDs))
-	for _, d := range ds {
-		out[d.EventID] = append(out[d.EventID], d)
-	}
-	return out, nil
+	return groupBy(ds, err, func(d *store.EventDate) int64 { return d.EventID })
 }
 
 // Tickets returns the tickets of each date; the batch function behind the
 // tickets dataloader.
 func (s *Service) Tickets(ctx context.Context, dateIDs []int64) (map[int64][]store.Ticket, error) {
 	ts, err := store.TicketsOfDates(ctx, s.DB, dateIDs)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[int64][]store.Ticket, len(dateIDs))
-	for _, t := range ts {
-		out[t.EventDateID] = append(out[t.EventDateID], t)
-	}
-	return out, nil
+	return groupBy(ts, err, ticketDate)
 }
 
 // Prices returns the tickets of each date with only their pricing fields
 // set: enough for Summarize, much cheaper than Tickets for a page of events.
 func (s *Service) Prices(ctx context.Context, dateIDs []int64) (map[int64][]store.Ticket, error) {
 	ts, err := store.PricesOfDates(ctx, s.DB, dateIDs)
+	return groupBy(ts, err, ticketDate)
+}
+
+func ticketDate(t *store.Ticket) int64 { return t.EventDateID }
+
+// groupBy groups rows by a parent id, keeping their order.
+func groupBy[T any](rows []T, err error, parent func(*T) int64) (map[int64][]T, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[int64][]store.Ticket, len(dateIDs))
-	for _, t := range ts {
-		out[t.EventDateID] = append(out[t.EventDateID], t)
+	out := make(map[int64][]T)
+	for i := range rows {
+		k := parent(&rows[i])
+		out[k] = append(out[k], rows[i])
 	}
 	return out, nil
 }
