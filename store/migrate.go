@@ -63,3 +63,6 @@ func JobCounts(ctx context.Context, db *DB) (map[string]int, error) {
 	}
 	return out, nil
 }
+
+// MigrationCount is how many migrations the service has.
+func MigrationCount() int { return len(migrations.Migrations.Sorted()) }

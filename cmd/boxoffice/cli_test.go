@@ -49,8 +49,8 @@ func TestCLI(t *testing.T) {
 	dbURL := "sqlite://" + filepath.Join(t.TempDir(), "cli.db")
 	ctx := context.Background()
 
-	_, err := runCLI(t, dbURL, "migrate")
-	require.NoError(t, err)
+	require.Equal(t, map[string]any{"status": "migrated", "applied": float64(store.MigrationCount())}, mustJSON(t, dbURL, "migrate", "--json"))
+	require.Equal(t, map[string]any{"status": "migrated", "applied": 0.0}, mustJSON(t, dbURL, "migrate", "--json"), "nothing left to apply")
 
 	acc := mustJSON(t, dbURL, "accounts", "create", "--name", "Kofi Tickets", "--email", "Ops@Kofi.example", "--json")
 	require.ElementsMatch(t, []string{"id", "name", "email", "status"}, keys(acc))

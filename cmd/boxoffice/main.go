@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/boxoffice/boxoffice/ratelimit"
+	"github.com/boxoffice/boxoffice/store"
 	"github.com/urfave/cli/v3"
 	"golang.org/x/term"
 	_ "time/tzdata" // event timezones resolve on machines without a zoneinfo database
@@ -160,7 +161,18 @@ func newCLI(stdout, stderr io.Writer) *cli.Command {
 			{
 				Name:  "migrate",
 				Usage: "apply pending migrations and exit",
-				Action: withMigrated(stderr, func(_ context.Context, _ *cli.Command, _ *Main) error {
+				Flags: []cli.Flag{jsonFlag()},
+				Action: withMain(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					pending, err := store.PendingMigrations(ctx, m.DB)
+					if err != nil {
+						pending = store.MigrationCount() // a fresh database has no migration table yet
+					}
+					if err := m.Migrate(ctx); err != nil {
+						return err
+					}
+					if cmd.Bool("json") {
+						return printJSON(stdout, map[string]any{"status": "migrated", "applied": pending})
+					}
 					fmt.Fprintln(stderr, "migrations applied")
 					return nil
 				}),
