@@ -289,8 +289,11 @@ func normalizeDomains(in []string) ([]string, error) {
 }
 
 func validHost(h string) bool {
-	if h == "" || len(h) > 253 || net.ParseIP(h) != nil {
-		return h != "" && net.ParseIP(h) != nil
+	if net.ParseIP(h) != nil {
+		return true
+	}
+	if h == "" || len(h) > 253 {
+		return false
 	}
 	for _, label := range strings.Split(h, ".") {
 		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
