@@ -441,7 +441,7 @@ func (s *Service) session(o *store.Order) *Session {
 		OrderReference: o.Reference, Status: o.Status, Environment: o.Environment,
 		RequiresPayment: o.RequiresPayment, PaymentReference: o.PaymentReference,
 	}
-	total := formatMoney(o.TotalAmount)
+	total := catalog.FormatAmount(o.TotalAmount)
 	sess.TotalAmount = &total
 	if o.Status == store.OrderPending {
 		u := CheckoutURL(s.Config.PublicBaseURL, o.Environment, o.Reference)
@@ -482,5 +482,3 @@ func newReference(env string) string {
 	}
 	return prefix + strings.ToLower(refEncoding.EncodeToString(b))
 }
-
-func formatMoney(minor int64) string { return catalog.FormatAmount(minor) }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/uptrace/bun"
@@ -137,7 +138,7 @@ func (s *Service) Summarize(ctx context.Context, ref string) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum := &Summary{Order: o, Total: formatMoney(o.TotalAmount), ExpiresAt: o.ExpiresAt}
+	sum := &Summary{Order: o, Total: catalog.FormatAmount(o.TotalAmount), ExpiresAt: o.ExpiresAt}
 	if sum.Event, err = store.EventByID(ctx, s.DB, o.EventID); err != nil {
 		return nil, err
 	}
@@ -171,7 +172,7 @@ func (s *Service) Summarize(ctx context.Context, ref string) (*Summary, error) {
 	}
 	for _, it := range items {
 		sum.Lines = append(sum.Lines, Line{Name: names[it.TicketID], Quantity: it.Quantity,
-			UnitPrice: formatMoney(it.UnitPrice), Subtotal: formatMoney(it.UnitPrice * it.Quantity)})
+			UnitPrice: catalog.FormatAmount(it.UnitPrice), Subtotal: catalog.FormatAmount(it.UnitPrice * it.Quantity)})
 	}
 	return sum, nil
 }

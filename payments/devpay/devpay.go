@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/payments"
 	"github.com/go-chi/chi/v5"
 )
@@ -97,7 +98,7 @@ func (p *Provider) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_ = page.Execute(w, map[string]string{
 		"Reference": e.req.Reference, "Currency": e.req.Currency,
-		"Amount": fmt.Sprintf("%d.%02d", e.req.Amount/100, e.req.Amount%100),
+		"Amount": catalog.FormatAmount(e.req.Amount),
 	})
 }
 
