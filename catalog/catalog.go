@@ -24,6 +24,9 @@ const (
 type Service struct {
 	DB  *store.DB
 	Now func() time.Time
+	// Cache keeps what readers derive from the catalog between changes;
+	// nil keeps nothing.
+	Cache *Cache
 }
 
 // ListParams selects a page of events. Zero Page and PerPage mean the defaults.
@@ -148,6 +151,14 @@ func groupBy[T any](rows []T, err error, parent func(*T) int64) (map[int64][]T, 
 		out[k] = append(out[k], rows[i])
 	}
 	return out, nil
+}
+
+// Stock returns the stock columns of the tickets of each date (id,
+// quantity, sold, held): enough for Available; the batch function behind
+// the stock dataloader.
+func (s *Service) Stock(ctx context.Context, dateIDs []int64) (map[int64][]store.Ticket, error) {
+	ts, err := store.StockOfDates(ctx, s.DB, dateIDs)
+	return groupBy(ts, err, ticketDate)
 }
 
 // Venues returns venues by id; the batch function behind the venue dataloader.

@@ -25,6 +25,10 @@ type Loaders struct {
 	Tickets *dataloader.Loader[int64, []store.Ticket]
 	// Venue maps a venue id to the venue (nil when missing).
 	Venue *dataloader.Loader[int64, *store.Venue]
+	// Stock maps an event date id to the stock columns of its tickets.
+	Stock *dataloader.Loader[int64, []store.Ticket]
+	// Cache is this request's view of the catalog cache.
+	Cache *catalog.Snapshot
 
 	catalog *catalog.Service
 }
@@ -35,6 +39,8 @@ func New(c *catalog.Service) *Loaders {
 		Dates:   newLoader(c.ActiveDates, wait),
 		Tickets: newLoader(c.Tickets, wait),
 		Venue:   newLoader(c.Venues, wait),
+		Stock:   newLoader(c.Stock, wait),
+		Cache:   c.Cache.Snapshot(),
 		catalog: c,
 	}
 }

@@ -63,8 +63,36 @@ func (r *Resolver) eventDates(ctx context.Context, dates []store.EventDate, tz s
 	return out, nil
 }
 
+// Keys of what the catalog cache keeps (catalog.Cache): converted API
+// values, shared by every request until the catalog changes.
+type (
+	pageKey  catalog.ListParams // *model.EventPage
+	eventKey int64              // *model.Event
+	dateKey  int64              // *model.EventDate
+	datesKey struct {           // []*model.EventDate of an event
+		event       int64
+		includePast bool
+	}
+	venueKey   int64 // *model.Venue
+	ticketsKey int64 // []*model.Ticket of a date, availability as last read
+)
+
+func one[V any](V) int       { return 1 }
+func rows[V any](vs []V) int { return len(vs) + 1 }
+
 // EventsPage is GET /events and Query.events: one page of visible events.
+// Errors: validation_failed for a page or per_page below 1.
 func (r *Resolver) EventsPage(ctx context.Context, p catalog.ListParams) (*model.EventPage, error) {
+	p, err := p.Normalize()
+	if err != nil {
+		return nil, err
+	}
+	return catalog.Cached(ctx, loaders.For(ctx).Cache, pageKey(p),
+		func(pg *model.EventPage) int { return rows(pg.Nodes) },
+		func() (*model.EventPage, error) { return r.eventsPage(ctx, p) })
+}
+
+func (r *Resolver) eventsPage(ctx context.Context, p catalog.ListParams) (*model.EventPage, error) {
 	page, err := r.Catalog.ListEvents(ctx, p)
 	if err != nil {
 		return nil, err
@@ -81,4 +109,91 @@ func (r *Resolver) EventsPage(ctx context.Context, p catalog.ListParams) (*model
 		},
 		Timezone: catalog.DefaultTimezone,
 	}, nil
+}
+
+// EventByID is Query.event and GET /events/{id}.
+// Errors: event_not_found.
+func (r *Resolver) EventByID(ctx context.Context, id int64) (*model.Event, error) {
+	return catalog.Cached(ctx, loaders.For(ctx).Cache, eventKey(id), one, func() (*model.Event, error) {
+		e, err := r.Catalog.Event(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		evs, err := r.events(ctx, []store.Event{*e})
+		if err != nil {
+			return nil, err
+		}
+		return evs[0], nil
+	})
+}
+
+// EventDateByID is Query.eventDate and the date of GET /event-dates/{id}/tickets.
+// Errors: event_date_not_found.
+func (r *Resolver) EventDateByID(ctx context.Context, id int64) (*model.EventDate, error) {
+	return catalog.Cached(ctx, loaders.For(ctx).Cache, dateKey(id), one, func() (*model.EventDate, error) {
+		d, e, err := r.Catalog.EventDate(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		ds, err := r.eventDates(ctx, []store.EventDate{*d}, e.Timezone)
+		if err != nil {
+			return nil, err
+		}
+		return ds[0], nil
+	})
+}
+
+// Dates is Event.dates and GET /events/{id}/dates: the event's upcoming
+// active dates, or all its active dates when includePast.
+func (r *Resolver) Dates(ctx context.Context, ev *model.Event, includePast bool) ([]*model.EventDate, error) {
+	l := loaders.For(ctx)
+	return catalog.Cached(ctx, l.Cache, datesKey{int64(ev.ID), includePast}, rows, func() ([]*model.EventDate, error) {
+		all, err := l.Dates.Load(ctx, int64(ev.ID))()
+		if err != nil {
+			return nil, err
+		}
+		return r.eventDates(ctx, catalog.FilterDates(all, includePast, r.Now()), ev.Timezone)
+	})
+}
+
+// Venue is EventDate.venue: nil for an online date.
+func (r *Resolver) Venue(ctx context.Context, d *model.EventDate) (*model.Venue, error) {
+	if d.VenueID == nil {
+		return nil, nil
+	}
+	l := loaders.For(ctx)
+	return catalog.Cached(ctx, l.Cache, venueKey(*d.VenueID), one, func() (*model.Venue, error) {
+		v, err := l.Venue.Load(ctx, int64(*d.VenueID))()
+		if err != nil || v == nil {
+			return nil, err
+		}
+		return toVenue(v), nil
+	})
+}
+
+// Tickets is EventDate.tickets and GET /event-dates/{id}/tickets. Ticket
+// fields other than availability may come from the cache; availability is
+// read live every time, with the stock columns only.
+func (r *Resolver) Tickets(ctx context.Context, d *model.EventDate) ([]*model.Ticket, error) {
+	l := loaders.For(ctx)
+	id := int64(d.ID)
+	if kept, hit := l.Cache.Get(ctx, ticketsKey(id)); hit {
+		stock, err := l.Stock.Load(ctx, id)()
+		if err != nil {
+			return nil, err
+		}
+		if out, ok := withStock(kept.([]*model.Ticket), stock); ok {
+			return out, nil
+		}
+	}
+	ts, err := l.Tickets.Load(ctx, id)()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*model.Ticket, len(ts))
+	for i := range ts {
+		out[i] = toTicket(&ts[i], d.Timezone)
+	}
+	l.Cache.Put(ctx, ticketsKey(id), out, rows(out))
+	return out, nil
 }

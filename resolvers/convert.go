@@ -105,6 +105,25 @@ func toTicket(t *store.Ticket, tz string) *model.Ticket {
 	}
 }
 
+// withStock copies kept tickets with the availability of their stock rows
+// (same tickets, same order); ok is false when the two no longer match.
+func withStock(kept []*model.Ticket, stock []store.Ticket) (out []*model.Ticket, ok bool) {
+	if len(kept) != len(stock) {
+		return nil, false
+	}
+	copies := make([]model.Ticket, len(kept))
+	out = make([]*model.Ticket, len(kept))
+	for i, t := range kept {
+		if int64(t.ID) != stock[i].ID {
+			return nil, false
+		}
+		copies[i] = *t
+		copies[i].QuantityAvailable = int(catalog.Available(&stock[i]))
+		out[i] = &copies[i]
+	}
+	return out, true
+}
+
 func amount(minor *int64) *string {
 	if minor == nil {
 		return nil

@@ -7,39 +7,18 @@ import (
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/graph/model"
-	"github.com/boxoffice/boxoffice/loaders"
-	"github.com/boxoffice/boxoffice/store"
 )
 
 func (r *eventResolver) Dates(ctx context.Context, obj *model.Event, includePast *bool) ([]*model.EventDate, error) {
-	all, err := loaders.For(ctx).Dates.Load(ctx, int64(obj.ID))()
-	if err != nil {
-		return nil, err
-	}
-	return r.eventDates(ctx, catalog.FilterDates(all, deref(includePast), r.Now()), obj.Timezone)
+	return r.Resolver.Dates(ctx, obj, deref(includePast))
 }
 
 func (r *eventDateResolver) Venue(ctx context.Context, obj *model.EventDate) (*model.Venue, error) {
-	if obj.VenueID == nil {
-		return nil, nil
-	}
-	v, err := loaders.For(ctx).Venue.Load(ctx, int64(*obj.VenueID))()
-	if err != nil || v == nil {
-		return nil, err
-	}
-	return toVenue(v), nil
+	return r.Resolver.Venue(ctx, obj)
 }
 
 func (r *eventDateResolver) Tickets(ctx context.Context, obj *model.EventDate) ([]*model.Ticket, error) {
-	ts, err := loaders.For(ctx).Tickets.Load(ctx, int64(obj.ID))()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*model.Ticket, len(ts))
-	for i := range ts {
-		out[i] = toTicket(&ts[i], obj.Timezone)
-	}
-	return out, nil
+	return r.Resolver.Tickets(ctx, obj)
 }
 
 func (r *mutationResolver) CreateCheckoutSession(ctx context.Context, input checkout.Input, idempotencyKey *string) (*checkout.Session, error) {
@@ -57,27 +36,11 @@ func (r *queryResolver) Events(ctx context.Context, page *int, perPage *int, q *
 }
 
 func (r *queryResolver) Event(ctx context.Context, id int) (*model.Event, error) {
-	e, err := r.Catalog.Event(ctx, int64(id))
-	if err != nil {
-		return nil, err
-	}
-	evs, err := r.events(ctx, []store.Event{*e})
-	if err != nil {
-		return nil, err
-	}
-	return evs[0], nil
+	return r.EventByID(ctx, int64(id))
 }
 
 func (r *queryResolver) EventDate(ctx context.Context, id int) (*model.EventDate, error) {
-	d, e, err := r.Catalog.EventDate(ctx, int64(id))
-	if err != nil {
-		return nil, err
-	}
-	ds, err := r.eventDates(ctx, []store.EventDate{*d}, e.Timezone)
-	if err != nil {
-		return nil, err
-	}
-	return ds[0], nil
+	return r.EventDateByID(ctx, int64(id))
 }
 
 func (r *queryResolver) Order(ctx context.Context, reference string) (*checkout.OrderView, error) {

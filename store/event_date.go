@@ -74,3 +74,21 @@ func EventDateOfEvent(ctx context.Context, db bun.IDB, id, eventID int64) (*Even
 	err := db.NewSelect().Model(d).Where("d.id = ?", id).Where("d.event_id = ?", eventID).Scan(ctx)
 	return d, translate(err)
 }
+
+// NextDateEnd returns the earliest end after now of any active date: the
+// first moment a date ends and the catalog's listings change with it. It is
+// the zero time when no active date ends after now.
+func NextDateEnd(ctx context.Context, db bun.IDB, now time.Time) (time.Time, error) {
+	var end []time.Time
+	err := db.NewSelect().Model((*EventDate)(nil)).
+		Column("d.end_at").
+		Where("d.active = ?", true).
+		Where("d.end_at > ?", now.UTC()).
+		Order("d.end_at").
+		Limit(1).
+		Scan(ctx, &end)
+	if err != nil || len(end) == 0 {
+		return time.Time{}, translate(err)
+	}
+	return end[0], nil
+}

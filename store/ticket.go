@@ -68,3 +68,19 @@ func PricesOfDates(ctx context.Context, db bun.IDB, dateIDs []int64) ([]Ticket, 
 		Scan(ctx)
 	return ts, translate(err)
 }
+
+// StockOfDates returns the stock columns of the tickets of these dates (id,
+// event_date_id, quantity, sold, held), ordered like TicketsOfDates: live
+// availability for tickets whose other fields a reader already has.
+func StockOfDates(ctx context.Context, db bun.IDB, dateIDs []int64) ([]Ticket, error) {
+	ts := []Ticket{}
+	if len(dateIDs) == 0 {
+		return ts, nil
+	}
+	err := db.NewSelect().Model(&ts).
+		Column("id", "event_date_id", "quantity", "sold", "held").
+		Where("t.event_date_id IN (?)", bun.List(dateIDs)).
+		Order("t.event_date_id", "t.id").
+		Scan(ctx)
+	return ts, translate(err)
+}

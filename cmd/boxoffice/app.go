@@ -91,6 +91,8 @@ type Main struct {
 	Payments    payments.Provider
 	devPay      *devpay.Provider
 	Resolver    *resolvers.Resolver
+	// CatalogWatch tells the catalog cache when the catalog changed.
+	CatalogWatch *store.CatalogWatch
 
 	limitStore *ratelimit.Store
 	trusted    []netip.Prefix
@@ -123,7 +125,9 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	}
 	m.Limits = ratelimit.NewLimits(m.limitStore, cfg.RateLimits)
 	m.Metrics = observe.NewMetrics(db.DB.DB, func(ctx context.Context) (map[string]int, error) { return store.JobCounts(ctx, db) })
-	m.Catalog = &catalog.Service{DB: db, Now: now}
+	m.CatalogWatch = store.NewCatalogWatch(db, log)
+	m.Catalog = &catalog.Service{DB: db, Now: now,
+		Cache: catalog.NewCache(db, m.CatalogWatch, now, catalog.DefaultCacheBudget)}
 	m.Auth = &auth.Authenticator{DB: db}
 	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks}
 	m.Idempotency = &idempotency.Service{DB: db, Now: now}
@@ -205,8 +209,11 @@ func (m *Main) purge(ctx context.Context) {
 	}
 }
 
-// Close releases the database and Redis.
-func (m *Main) Close() error { return errors.Join(m.limitStore.Close(), m.DB.Close()) }
+// Close releases the catalog watch, the database and Redis.
+func (m *Main) Close() error {
+	m.CatalogWatch.Close()
+	return errors.Join(m.limitStore.Close(), m.DB.Close())
+}
 
 // Serve answers HTTP on ln until ctx is cancelled, then shuts down
 // gracefully: it stops accepting and lets in-flight requests finish.

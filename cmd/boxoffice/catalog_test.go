@@ -252,9 +252,11 @@ func TestCatalogREST(t *testing.T) {
 			require.Regexp(t, `^\d{4}-\d\d-\d\dT09:00:00Z$`, jazz["salesstartdate_iso"])
 		})
 		t.Run("ErrEventDateNotFound", func(t *testing.T) {
-			_, err := db.NewUpdate().Model((*store.EventDate)(nil)).Set("active = ?", false).
-				Where("id = ?", ids.EventDates["DEMO-MOVIES-3"]).Exec(context.Background())
-			require.NoError(t, err)
+			tb.changeCatalog(t, func() {
+				_, err := db.NewUpdate().Model((*store.EventDate)(nil)).Set("active = ?", false).
+					Where("id = ?", ids.EventDates["DEMO-MOVIES-3"]).Exec(context.Background())
+				require.NoError(t, err)
+			})
 			for _, id := range []string{date("DEMO-HIDDEN-1"), date("DEMO-DRAFT-1"), date("DEMO-MOVIES-3"), "999999", "abc"} {
 				res := tb.get(t, "/api/v1/event-dates/"+id+"/tickets", key)
 				require.Equal(t, http.StatusNotFound, res.Status, id)

@@ -42,6 +42,7 @@ func setup(t testing.TB, db *store.DB, opts ...func(*Config)) *testBundle {
 	}
 	m, err := New(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
+	t.Cleanup(m.CatalogWatch.Close)
 	require.NoError(t, m.Migrate(context.Background()))
 	demo, err := seed.Demo(context.Background(), db, m.Provision, m.Now())
 	require.NoError(t, err)
@@ -51,6 +52,31 @@ func setup(t testing.TB, db *store.DB, opts ...func(*Config)) *testBundle {
 		m: m, db: db, srv: srv, queries: storetest.Count(db), demo: demo,
 		testKey: demo.App.TestKey, liveKey: demo.App.LiveKey,
 	}
+}
+
+// changeCatalog runs write, a change to the catalog tables, and waits
+// until the server's catalog watch has seen it. On PostgreSQL the news
+// arrives by NOTIFY a moment after the commit, as it does for every server
+// of a deployment; on SQLite at once.
+func (tb *testBundle) changeCatalog(t testing.TB, write func()) {
+	t.Helper()
+	ctx := context.Background()
+	before, _ := tb.m.CatalogWatch.Version(ctx)
+	write()
+	waitFor(t, 10*time.Second, "the catalog watch to see the change", func() bool {
+		v, ok := tb.m.CatalogWatch.Version(ctx)
+		return ok && v != before
+	})
+}
+
+// catalogWatched waits until the catalog watch can tell changes, so reads
+// from then on are kept by the catalog cache.
+func (tb *testBundle) catalogWatched(t testing.TB) {
+	t.Helper()
+	waitFor(t, 10*time.Second, "the catalog watch to listen", func() bool {
+		_, ok := tb.m.CatalogWatch.Version(context.Background())
+		return ok
+	})
 }
 
 // response is a decoded HTTP answer.

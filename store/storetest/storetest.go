@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -41,15 +42,32 @@ func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 // by skipping.
 func MustOpen(tb testing.TB, kind string) *store.DB {
 	tb.Helper()
-	ctx := context.Background()
-	var rawURL string
+	return OpenURL(tb, FreshURL(tb, kind))
+}
+
+// FreshURL returns the DATABASE_URL of a fresh, empty database of kind,
+// removed when the test ends: for tests that open it more than once, as a
+// second process would.
+func FreshURL(tb testing.TB, kind string) string {
+	tb.Helper()
 	switch kind {
 	case "sqlite":
-		rawURL = "sqlite://" + filepath.Join(tb.TempDir(), "test.db")
+		return "sqlite://" + filepath.Join(tb.TempDir(), "test.db")
 	case "postgres":
-		rawURL = freshSchema(tb)
-	default:
-		tb.Fatalf("storetest: unknown database kind %q", kind)
+		return freshSchema(tb)
+	}
+	tb.Fatalf("storetest: unknown database kind %q", kind)
+	return ""
+}
+
+// OpenURL opens and migrates the database at rawURL, closed when the test
+// ends.
+func OpenURL(tb testing.TB, rawURL string) *store.DB {
+	tb.Helper()
+	ctx := context.Background()
+	kind := "sqlite"
+	if !strings.HasPrefix(rawURL, "sqlite://") {
+		kind = "postgres"
 	}
 	db, err := store.Open(ctx, rawURL)
 	if err != nil {

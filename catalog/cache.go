@@ -1,0 +1,168 @@
+package catalog
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/boxoffice/boxoffice/store"
+)
+
+// Versions reports the catalog's version: a number that changes whenever
+// the catalog may have changed, and ok false when nobody can tell
+// (store.CatalogWatch).
+type Versions interface {
+	Version(ctx context.Context) (version uint64, ok bool)
+}
+
+// DefaultCacheBudget is how many cost units (roughly, catalog rows) a Cache
+// keeps before it starts over: about 10 MB of converted catalog.
+const DefaultCacheBudget = 20_000
+
+// Cache keeps what readers derive from the published catalog (converted
+// events, dates, venues, ticket fields other than stock) for as long as it
+// cannot differ from a fresh read: until the catalog's version moves (an
+// import, from any process) or the next active date ends, which is the only
+// way time changes a listing. Live stock is never kept. Values are shared by
+// every request and must not be modified. A nil *Cache keeps nothing.
+type Cache struct {
+	versions Versions
+	db       *store.DB
+	now      func() time.Time
+	budget   int
+
+	mu  sync.Mutex
+	gen *generation
+}
+
+// generation is the content of a Cache for one catalog version, valid
+// before until (zero: no date ends).
+type generation struct {
+	version uint64
+	until   time.Time
+	cost    int
+	items   map[any]any
+}
+
+// Token ties a put to the generation its reader looked in, so a value read
+// before a change is never kept after it. The zero Token keeps nothing.
+type Token struct{ g *generation }
+
+// NewCache returns a cache over db whose validity follows versions and
+// now, keeping at most budget cost units.
+func NewCache(db *store.DB, versions Versions, now func() time.Time, budget int) *Cache {
+	return &Cache{versions: versions, db: db, now: now, budget: budget}
+}
+
+// current returns the token of the generation valid now, starting a new
+// one when the version moved or a date ended. It costs one statement when a
+// generation starts, and on SQLite one to read the version.
+func (c *Cache) current(ctx context.Context) Token {
+	version, ok := c.versions.Version(ctx)
+	if !ok {
+		return Token{}
+	}
+	now := c.now()
+	c.mu.Lock()
+	g := c.gen
+	c.mu.Unlock()
+	if g != nil && g.version == version && (g.until.IsZero() || now.Before(g.until)) {
+		return Token{g}
+	}
+	until, err := store.NextDateEnd(ctx, c.db, now)
+	if err != nil {
+		return Token{}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == g {
+		c.gen = &generation{version: version, until: until, items: map[any]any{}}
+	}
+	if c.gen.version != version {
+		return Token{}
+	}
+	return Token{c.gen}
+}
+
+// get returns the value kept for key in tok's generation.
+func (c *Cache) get(tok Token, key any) (any, bool) {
+	if tok.g == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := tok.g.items[key]
+	return v, ok
+}
+
+// Snapshot is one request's view of a Cache: the generation current when
+// the request first looks, so a request sees one version of the catalog
+// and reads the version once. A nil *Snapshot keeps nothing.
+type Snapshot struct {
+	c    *Cache
+	once sync.Once
+	tok  Token
+}
+
+// Snapshot returns a new view for one request.
+func (c *Cache) Snapshot() *Snapshot {
+	if c == nil {
+		return nil
+	}
+	return &Snapshot{c: c}
+}
+
+func (s *Snapshot) token(ctx context.Context) Token {
+	s.once.Do(func() { s.tok = s.c.current(ctx) })
+	return s.tok
+}
+
+// Get returns the value kept for key, if any.
+func (s *Snapshot) Get(ctx context.Context, key any) (any, bool) {
+	if s == nil {
+		return nil, false
+	}
+	return s.c.get(s.token(ctx), key)
+}
+
+// Put keeps value for key, unless the catalog has moved on since the
+// request first looked. cost is the value's size in catalog rows.
+func (s *Snapshot) Put(ctx context.Context, key, value any, cost int) {
+	if s == nil {
+		return
+	}
+	s.c.put(s.token(ctx), key, value, cost)
+}
+
+// put keeps value for key in the generation tok came from, if that is still
+// current. When the budget is spent, the generation starts over empty.
+func (c *Cache) put(tok Token, key, value any, cost int) {
+	if tok.g == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.gen
+	if g != tok.g {
+		return
+	}
+	if g.cost+cost > c.budget {
+		g = &generation{version: g.version, until: g.until, items: map[any]any{}}
+		c.gen = g
+	}
+	g.items[key] = value
+	g.cost += cost
+}
+
+// Cached returns the value of key from s, or loads it and keeps it.
+func Cached[V any](ctx context.Context, s *Snapshot, key any, cost func(V) int, load func() (V, error)) (V, error) {
+	if v, hit := s.Get(ctx, key); hit {
+		return v.(V), nil
+	}
+	fresh, err := load()
+	if err != nil {
+		return fresh, err
+	}
+	s.Put(ctx, key, fresh, cost(fresh))
+	return fresh, nil
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCatalogCacheFreshness: the catalog cache never serves what a fresh
+// read would not. Live availability is read on every request; an import
+// by `boxoffice catalog import` (its own database handle, as from another
+// process) reaches the server without a restart; and a date that ends
+// takes its event out of the listing with nothing written at all.
+func TestCatalogCacheFreshness(t *testing.T) {
+	t.Parallel()
+	for _, kind := range storetest.Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			dbURL := storetest.FreshURL(t, kind)
+			tb := setup(t, storetest.OpenURL(t, dbURL))
+			tb.catalogWatched(t)
+			ids := tb.demo.Catalog
+			tickets := fmt.Sprintf("/api/v1/event-dates/%d/tickets", ids.EventDates["DEMO-HIGHLIFE-1"])
+			regular := func() float64 {
+				res := tb.get(t, tickets, tb.liveKey)
+				require.Equal(t, http.StatusOK, res.Status, "%s", res.Raw)
+				for _, tk := range res.Body["data"].([]any) {
+					if tk := tk.(map[string]any); tk["id"] == float64(ids.Tickets["DEMO-HIGHLIFE-REG"]) {
+						return tk["quantity_available"].(float64)
+					}
+				}
+				t.Fatal("no Regular ticket")
+				return 0
+			}
+			listed := func(q string) []any {
+				res := tb.get(t, "/api/v1/events?q="+q, tb.testKey)
+				require.Equal(t, http.StatusOK, res.Status, "%s", res.Raw)
+				return res.Body["data"].([]any)
+			}
+
+			t.Run("StockIsLive", func(t *testing.T) {
+				before := regular()
+				require.Equal(t, before, regular(), "a warm read")
+				res := tb.checkout(t, tb.liveKey, newIdemKey(), tb.highlife(3))
+				require.Equal(t, http.StatusCreated, res.Status, "%s", res.Raw)
+				require.Equal(t, before-3, regular(), "the hold shows at once, with the cache warm")
+				gql := tb.graphql(t, tb.liveKey, `query($id: Int!) { eventDate(id: $id) { tickets { id quantityAvailable } } }`,
+					map[string]any{"id": ids.EventDates["DEMO-HIGHLIFE-1"]})
+				require.Contains(t, string(gql.Raw), fmt.Sprintf(`{"id":%d,"quantityAvailable":%d}`, ids.Tickets["DEMO-HIGHLIFE-REG"], int(before-3)))
+			})
+
+			t.Run("ImportFromAnotherProcess", func(t *testing.T) {
+				require.Empty(t, listed("Lantern"))
+				file := filepath.Join(t.TempDir(), "catalog.json")
+				start, end := time.Now().Add(48*time.Hour).UTC(), time.Now().Add(50*time.Hour).UTC()
+				writeCatalog(t, file, "LANTERN", "Lantern Festival", start, end)
+				mustJSON(t, dbURL, "catalog", "import", file, "--json")
+				waitFor(t, 10*time.Second, "the imported event to be listed", func() bool { return len(listed("Lantern")) == 1 })
+
+				writeCatalog(t, file, "LANTERN", "Lantern Festival (moved)", start, end)
+				mustJSON(t, dbURL, "catalog", "import", file, "--json")
+				waitFor(t, 10*time.Second, "the rename to show", func() bool {
+					l := listed("Lantern")
+					return len(l) == 1 && l[0].(map[string]any)["name"] == "Lantern Festival (moved)"
+				})
+			})
+
+			t.Run("DateEnds", func(t *testing.T) {
+				file := filepath.Join(t.TempDir(), "catalog.json")
+				end := time.Now().Add(1500 * time.Millisecond).UTC()
+				writeCatalog(t, file, "SOON", "Soon Over", end.Add(-time.Hour), end)
+				mustJSON(t, dbURL, "catalog", "import", file, "--json")
+				waitFor(t, 10*time.Second, "the event to be listed", func() bool { return len(listed("Soon")) == 1 })
+				require.Len(t, listed("Soon"), 1, "a warm read")
+				time.Sleep(time.Until(end))
+				require.Empty(t, listed("Soon"), "a date that ended is still listed")
+				ev := tb.get(t, "/api/v1/events?q=Soon&include_past=true", tb.testKey).Body["data"].([]any)
+				require.Len(t, ev, 1)
+				require.Equal(t, 0.0, ev[0].(map[string]any)["active_dates_count"])
+			})
+
+			t.Run("Hidden", func(t *testing.T) {
+				other, err := store.Open(context.Background(), dbURL)
+				require.NoError(t, err)
+				defer other.Close()
+				path := fmt.Sprintf("/api/v1/events/%d", ids.Events["DEMO-HIGHLIFE"])
+				require.Equal(t, http.StatusOK, tb.get(t, path, tb.testKey).Status)
+				_, err = other.NewUpdate().Model((*store.Event)(nil)).Set("hidden_from_listings = ?", true).
+					Where("id = ?", ids.Events["DEMO-HIGHLIFE"]).Exec(context.Background())
+				require.NoError(t, err)
+				waitFor(t, 10*time.Second, "the hidden event to answer 404", func() bool {
+					return tb.get(t, path, tb.testKey).Status == http.StatusNotFound
+				})
+			})
+		})
+	}
+}
+
+// writeCatalog writes a catalog file of one published event with one date
+// of one paid ticket.
+func writeCatalog(t *testing.T, file, ref, name string, start, end time.Time) {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"events": []any{map[string]any{
+		"reference": ref, "name": name, "slug": "e", "published": true,
+		"dates": []any{map[string]any{
+			"reference": ref + "-1", "start": start.Format(time.RFC3339Nano), "end": end.Format(time.RFC3339Nano), "online": true, "active": true,
+			"tickets": []any{map[string]any{"reference": ref + "-T", "name": "Entry", "price": "10.00", "currency": "GHS"}},
+		}},
+	}}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, b, 0o600))
+}
