@@ -16,8 +16,10 @@ type Versions interface {
 }
 
 // DefaultCacheBudget is how many cost units (roughly, catalog rows) a Cache
-// keeps before it starts over: about 10 MB of converted catalog.
-const DefaultCacheBudget = 20_000
+// keeps before it starts over: about 25 MB of converted catalog, room for
+// every page, date and ticket of a catalog of 3,000 dates with 12,000
+// tickets.
+const DefaultCacheBudget = 60_000
 
 // Cache keeps what readers derive from the published catalog (converted
 // events, dates, venues, ticket fields other than stock) for as long as it

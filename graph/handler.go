@@ -22,8 +22,8 @@ import (
 // NewHandler returns the /graphql HTTP handler over the resolvers: POST and
 // GET transports, a parsed-query cache, introspection on, depth and
 // complexity limits, automatic persisted queries, errors shaped by Present
-// and panics turned into internal_error.
-func NewHandler(root ResolverRoot, log *slog.Logger) http.Handler {
+// and panics turned into internal_error, plus any further extensions.
+func NewHandler(root ResolverRoot, log *slog.Logger, exts ...graphql.HandlerExtension) http.Handler {
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: root, Complexity: complexity()}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
@@ -36,6 +36,9 @@ func NewHandler(root ResolverRoot, log *slog.Logger) http.Handler {
 	// the query is known. The cache is per instance; a miss asks the client
 	// for the full query, which the APQ protocol handles.
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
+	for _, e := range exts {
+		srv.Use(e)
+	}
 	srv.SetErrorPresenter(func(ctx context.Context, err error) *gqlerror.Error {
 		return Present(ctx, err, log)
 	})

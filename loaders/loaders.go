@@ -6,6 +6,7 @@ package loaders
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/boxoffice/boxoffice/catalog"
@@ -29,6 +30,9 @@ type Loaders struct {
 	Stock *dataloader.Loader[int64, []store.Ticket]
 	// Cache is this request's view of the catalog cache.
 	Cache *catalog.Snapshot
+
+	mu        sync.Mutex
+	stockSeen map[int64][]StockRow // nil: not recording
 
 	catalog *catalog.Service
 }
@@ -66,6 +70,49 @@ func newLoader[V any](fetch func(context.Context, []int64) (map[int64]V, error),
 		dataloader.WithWait[int64, V](d),
 		dataloader.WithBatchCapacity[int64, V](1000),
 	)
+}
+
+// StockRow is the stock of one ticket as a response showed it.
+type StockRow struct {
+	ID, Sold, Held int64
+	Quantity       int64 // -1: unlimited
+}
+
+// StockRows returns the stock of tickets.
+func StockRows(ts []store.Ticket) []StockRow {
+	out := make([]StockRow, len(ts))
+	for i := range ts {
+		q := int64(-1)
+		if ts[i].Quantity != nil {
+			q = *ts[i].Quantity
+		}
+		out[i] = StockRow{ID: ts[i].ID, Sold: ts[i].Sold, Held: ts[i].Held, Quantity: q}
+	}
+	return out
+}
+
+// RecordStock starts recording the stock this request shows.
+func (l *Loaders) RecordStock() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stockSeen = map[int64][]StockRow{}
+}
+
+// SawStock records the stock of a date's tickets as this request shows
+// them, when recording.
+func (l *Loaders) SawStock(dateID int64, ts []store.Ticket) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stockSeen != nil {
+		l.stockSeen[dateID] = StockRows(ts)
+	}
+}
+
+// StockSeen returns the stock recorded since RecordStock, by date.
+func (l *Loaders) StockSeen() map[int64][]StockRow {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stockSeen
 }
 
 type ctxKey struct{}

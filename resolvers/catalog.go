@@ -183,6 +183,7 @@ func (r *Resolver) Tickets(ctx context.Context, d *model.EventDate) ([]*model.Ti
 			return nil, err
 		}
 		if out, ok := withStock(kept.([]*model.Ticket), stock); ok {
+			l.SawStock(id, stock)
 			return out, nil
 		}
 	}
@@ -190,6 +191,7 @@ func (r *Resolver) Tickets(ctx context.Context, d *model.EventDate) ([]*model.Ti
 	if err != nil {
 		return nil, err
 	}
+	l.SawStock(id, ts)
 	out := make([]*model.Ticket, len(ts))
 	for i := range ts {
 		out[i] = toTicket(&ts[i], d.Timezone)

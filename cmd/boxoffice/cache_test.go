@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
 	"github.com/stretchr/testify/require"
@@ -105,6 +106,8 @@ func TestCatalogCacheFreshness(t *testing.T) {
 	}
 }
 
+func available(tk store.Ticket) int { return int(catalog.Available(&tk)) }
+
 // writeCatalog writes a catalog file of one published event with one date
 // of one paid ticket.
 func writeCatalog(t *testing.T, file, ref, name string, start, end time.Time) {
@@ -118,4 +121,77 @@ func writeCatalog(t *testing.T, file, ref, name string, start, end time.Time) {
 	}}})
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(file, b, 0o600))
+}
+
+// TestGraphQLResponseCache: a repeated catalog query is answered from its
+// last run only while that run's catalog and live stock are unchanged, and
+// queries that read anything else run every time.
+func TestGraphQLResponseCache(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tb := setup(t, db)
+		tb.catalogWatched(t)
+		ids := tb.demo.Catalog
+		version := 0 // SQLite reads the catalog's version with a statement
+		if !db.Postgres() {
+			version = 1
+		}
+		nested := `query($id: Int!) { event(id: $id) { name dates { id venue { name } tickets { id quantityAvailable } } } }`
+		vars := map[string]any{"id": ids.Events["DEMO-HIGHLIFE"]}
+		run := func(q string, vars map[string]any) (*response, int) {
+			tb.queries.Reset()
+			res := tb.graphql(t, tb.liveKey, q, vars)
+			require.Equal(t, http.StatusOK, res.Status, "%s", res.Raw)
+			require.Nil(t, res.Body["errors"], "%s", res.Raw)
+			return res, tb.queries.N()
+		}
+
+		first, _ := run(nested, vars)
+		again, n := run(nested, vars)
+		require.JSONEq(t, string(first.Raw), string(again.Raw))
+		require.Equal(t, 2+version, n, "a kept answer costs the key and the live stock of its dates")
+
+		res := tb.checkout(t, tb.liveKey, newIdemKey(), tb.highlife(2))
+		require.Equal(t, http.StatusCreated, res.Status, "%s", res.Raw)
+		after, _ := run(nested, vars)
+		require.NotEqual(t, string(first.Raw), string(after.Raw), "stock moved: the query must run again")
+		require.Contains(t, string(after.Raw), fmt.Sprintf(`{"id":%d,"quantityAvailable":%d}`,
+			ids.Tickets["DEMO-HIGHLIFE-REG"], available(tb.ticket(t, "DEMO-HIGHLIFE-REG"))))
+
+		// No tickets shown: nothing to re-read but the key.
+		names := `{ events(perPage: 5) { nodes { name } } }`
+		run(names, nil)
+		_, n = run(names, nil)
+		require.Equal(t, 1+version, n)
+
+		// Other variables are another query.
+		other, _ := run(nested, map[string]any{"id": ids.Events["DEMO-MOVIES"]})
+		require.NotEqual(t, string(first.Raw), string(other.Raw))
+
+		tb.changeCatalog(t, func() {
+			_, err := db.NewUpdate().Model((*store.Event)(nil)).Set("name = ?", "Highlife Night (late show)").
+				Where("id = ?", ids.Events["DEMO-HIGHLIFE"]).Exec(context.Background())
+			require.NoError(t, err)
+		})
+		renamed, _ := run(nested, vars)
+		require.Contains(t, string(renamed.Raw), "Highlife Night (late show)")
+
+		// An order is not the catalog: read every time.
+		sess := tb.checkout(t, tb.testKey, newIdemKey(), tb.highlife(1)).data()
+		mixed := `query($ref: String!) { events(perPage: 1) { nodes { id } } order(reference: $ref) { status } }`
+		status := func() string {
+			res := tb.graphql(t, tb.testKey, mixed, map[string]any{"ref": sess["order_reference"]})
+			require.Nil(t, res.Body["errors"], "%s", res.Raw)
+			return res.Body["data"].(map[string]any)["order"].(map[string]any)["status"].(string)
+		}
+		require.Equal(t, "pending", status())
+		require.Equal(t, http.StatusSeeOther, tb.submitOutcome(t, sess["checkout_url"].(string), "paid").StatusCode)
+		require.Equal(t, "paid", status())
+
+		// Errors are not kept.
+		missing := `{ event(id: 987654) { name } }`
+		for range 2 {
+			res := tb.graphql(t, tb.liveKey, missing, nil)
+			require.Equal(t, "event_not_found", res.gqlErrorExt(t)["code"], "%s", res.Raw)
+		}
+	})
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/boxoffice/boxoffice/hosted"
 	"github.com/boxoffice/boxoffice/loaders"
 	"github.com/boxoffice/boxoffice/playground"
+	"github.com/boxoffice/boxoffice/resolvers"
 	"github.com/boxoffice/boxoffice/rest"
 	"github.com/boxoffice/boxoffice/sandbox"
 	"github.com/go-chi/chi/v5"
@@ -61,7 +62,7 @@ func (m *Main) Handler() http.Handler {
 	gql := chi.Chain(
 		m.guard(func(w http.ResponseWriter, _ *http.Request, err error) { graph.WriteError(w, err) }),
 		loaders.Middleware(m.Catalog),
-	).Handler(graph.NewHandler(m.Resolver, m.Log))
+	).Handler(graph.NewHandler(m.Resolver, m.Log, resolvers.ResponseCache{Catalog: m.Catalog}))
 	play := playground.Handler("/graphql", "/playground/assets/")
 	r.Handle("/playground/assets/*", play)
 	r.Post("/graphql", gql.ServeHTTP)

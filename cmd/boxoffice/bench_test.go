@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/stretchr/testify/require"
+)
+
+// BenchmarkNestedGraphQL is the benchmark's nested query (50 events → 3
+// dates → venue and 4 tickets) against a warm catalog cache, in process, on
+// PostgreSQL when TEST_DATABASE_URL is set: the server side of make bench's
+// GraphQL row, for profiling (-cpuprofile).
+func BenchmarkNestedGraphQL(b *testing.B) {
+	kind := "sqlite"
+	if os.Getenv("TEST_DATABASE_URL") != "" {
+		kind = "postgres"
+	}
+	db := storetest.MustOpen(b, kind)
+	tb := setup(b, db)
+	tb.catalogWatched(b)
+	_, err := catalog.Import(context.Background(), db, bigCatalog(60, time.Now()), time.Now())
+	require.NoError(b, err)
+	body, err := json.Marshal(map[string]any{"query": `query Nested($n: Int!) { events(perPage: $n) { nodes { id name nextStartdateDisplay
+  pricing { hasFreeTickets hasPaidTickets isEntirelyFree }
+  dates { id startdateDisplay venueName venue { name city } tickets { id name effectivePrice quantityAvailable requiresPayment } } }
+  pageInfo { total hasNext } } }`, "variables": map[string]any{"n": 50}})
+	require.NoError(b, err)
+	h := tb.m.Handler()
+	run := func() *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-API-Key", tb.testKey)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	require.Equal(b, http.StatusOK, run().Code)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if rec := run(); rec.Code != http.StatusOK {
+				b.Fatalf("status %d: %s", rec.Code, rec.Body)
+			}
+		}
+	})
+}

@@ -1,0 +1,120 @@
+package resolvers
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/loaders"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// ResponseCache is a GraphQL extension that answers a repeated catalog
+// query with the data of its last run, when that run's inputs are provably
+// unchanged: the catalog cache's generation (no catalog change, no date
+// ended) and the live stock of every date whose tickets it showed, read
+// again for each answer. A query whose stock moved runs again. Queries
+// reading anything but the catalog (order) and answers with errors are
+// never kept.
+type ResponseCache struct {
+	Catalog *catalog.Service
+}
+
+var (
+	_ graphql.HandlerExtension     = ResponseCache{}
+	_ graphql.OperationInterceptor = ResponseCache{}
+)
+
+// catalogRoots are the Query fields whose answers depend on the catalog
+// and live stock only.
+var catalogRoots = map[string]bool{"events": true, "event": true, "eventDate": true, "__typename": true}
+
+// responseKey identifies one operation with its inputs.
+type responseKey struct {
+	query, operation, variables string
+}
+
+// keptResponse is the data of a run and the stock it showed.
+type keptResponse struct {
+	data  json.RawMessage
+	stock map[int64][]loaders.StockRow
+}
+
+// ExtensionName implements graphql.HandlerExtension.
+func (ResponseCache) ExtensionName() string { return "CatalogResponseCache" }
+
+// Validate implements graphql.HandlerExtension.
+func (ResponseCache) Validate(graphql.ExecutableSchema) error { return nil }
+
+// InterceptOperation implements graphql.OperationInterceptor.
+func (rc ResponseCache) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	oc := graphql.GetOperationContext(ctx)
+	key, ok := cacheable(oc)
+	if !ok {
+		return next(ctx)
+	}
+	l := loaders.For(ctx)
+	if v, hit := l.Cache.Get(ctx, key); hit {
+		kept := v.(*keptResponse)
+		if rc.stockUnchanged(ctx, kept.stock) {
+			answered := false
+			return func(context.Context) *graphql.Response {
+				if answered {
+					return nil
+				}
+				answered = true
+				return &graphql.Response{Data: kept.data}
+			}
+		}
+	}
+	l.RecordStock()
+	run := next(ctx)
+	return func(ctx context.Context) *graphql.Response {
+		res := run(ctx)
+		if res != nil && len(res.Errors) == 0 && res.HasNext == nil && res.Data != nil {
+			l.Cache.Put(ctx, key, &keptResponse{data: res.Data, stock: l.StockSeen()}, len(res.Data)/512+1)
+		}
+		return res
+	}
+}
+
+// cacheable returns the key of a query that reads the catalog only.
+func cacheable(oc *graphql.OperationContext) (responseKey, bool) {
+	if oc.Operation == nil || oc.Operation.Operation != ast.Query {
+		return responseKey{}, false
+	}
+	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Query"}) {
+		if !catalogRoots[f.Name] {
+			return responseKey{}, false
+		}
+	}
+	vars, err := json.Marshal(oc.Variables) // maps marshal with sorted keys
+	if err != nil {
+		return responseKey{}, false
+	}
+	return responseKey{query: oc.RawQuery, operation: oc.OperationName, variables: string(vars)}, true
+}
+
+// stockUnchanged reads the stock of the dates a kept answer showed and
+// reports whether it is what the answer showed; any error reads as changed.
+func (rc ResponseCache) stockUnchanged(ctx context.Context, seen map[int64][]loaders.StockRow) bool {
+	if len(seen) == 0 {
+		return true
+	}
+	ids := make([]int64, 0, len(seen))
+	for id := range seen {
+		ids = append(ids, id)
+	}
+	now, err := rc.Catalog.Stock(ctx, ids)
+	if err != nil {
+		return false
+	}
+	for id, rows := range seen {
+		if !slices.Equal(rows, loaders.StockRows(now[id])) {
+			return false
+		}
+	}
+	return true
+}
