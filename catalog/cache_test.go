@@ -69,7 +69,8 @@ func TestCatalogWatch(t *testing.T) {
 			before, _ := w.Version(ctx)
 			var n int
 			require.NoError(t, db.NewRaw(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-				WHERE query = 'LISTEN `+store.CatalogChannel+`' AND pid <> pg_backend_pid()`).Scan(ctx, &n))
+				WHERE query = 'LISTEN `+store.CatalogChannel+`' AND pid <> pg_backend_pid()
+				AND application_name = current_setting('application_name')`).Scan(ctx, &n))
 			require.GreaterOrEqual(t, n, 1, "the listener's connection")
 			after := waitVersion(t, w, "the listener to come back", func(v uint64) bool { return v != before })
 			require.Greater(t, after, before)

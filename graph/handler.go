@@ -6,18 +6,22 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
+
+// QueryCacheBytes bounds each of the parsed-query and persisted-query
+// caches, in bytes.
+const QueryCacheBytes = 16 << 20
 
 // NewHandler returns the /graphql HTTP handler over the resolvers: POST and
 // GET transports, a parsed-query cache, introspection on, depth and
@@ -28,14 +32,15 @@ func NewHandler(root ResolverRoot, log *slog.Logger, exts ...graphql.HandlerExte
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	// Parsed documents take roughly 40 times their text in memory.
+	srv.SetQueryCache(newBoundedCache(QueryCacheBytes, func(q string, _ *ast.QueryDocument) int { return 40 * len(q) }))
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
 	srv.Use(depthLimit{max: MaxDepth})
 	// Automatic persisted queries: clients may send a query's hash alone once
 	// the query is known. The cache is per instance; a miss asks the client
 	// for the full query, which the APQ protocol handles.
-	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
+	srv.Use(extension.AutomaticPersistedQuery{Cache: newBoundedCache(QueryCacheBytes, func(h, q string) int { return len(h) + len(q) })})
 	for _, e := range exts {
 		srv.Use(e)
 	}
@@ -46,7 +51,24 @@ func NewHandler(root ResolverRoot, log *slog.Logger, exts ...graphql.HandlerExte
 		log.ErrorContext(ctx, "panic in GraphQL resolver", "panic", p, "stack", string(debug.Stack()))
 		return apperr.New(apperr.Internal, "Internal error.")
 	})
-	return srv
+	return admit(2*runtime.GOMAXPROCS(0), srv)
+}
+
+// admit lets n requests through next at once; the others wait their turn
+// (or until their client goes). An operation's work is CPU and its memory
+// lives while it runs: running more at once than there are cores only
+// multiplies the memory held, not the answers given.
+func admit(n int, next http.Handler) http.Handler {
+	slots := make(chan struct{}, n)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case slots <- struct{}{}:
+		case <-r.Context().Done():
+			return
+		}
+		defer func() { <-slots }()
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Present shapes every GraphQL error: extensions.code is the REST error code

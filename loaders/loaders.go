@@ -55,6 +55,17 @@ func (l *Loaders) DatesNow(ctx context.Context, eventIDs []int64) ([][]store.Eve
 	return loadNow(ctx, l.Dates, l.catalog.ActiveDates, eventIDs)
 }
 
+// LoadNow fetches one key with one call of fetch, at once, and primes l
+// with it: for a caller that knows no other key will join a batch.
+func LoadNow[V any](ctx context.Context, l *dataloader.Loader[int64, V], fetch func(context.Context, []int64) (map[int64]V, error), key int64) (V, error) {
+	vs, err := loadNow(ctx, l, fetch, []int64{key})
+	if err != nil {
+		var zero V
+		return zero, err
+	}
+	return vs[0], nil
+}
+
 // newLoader adapts a batch function returning a map into a dataloader; a key
 // absent from the map gets the zero value.
 func newLoader[V any](fetch func(context.Context, []int64) (map[int64]V, error), d time.Duration) *dataloader.Loader[int64, V] {

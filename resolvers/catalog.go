@@ -171,14 +171,31 @@ func (r *Resolver) Venue(ctx context.Context, d *model.EventDate) (*model.Venue,
 	})
 }
 
-// Tickets is EventDate.tickets and GET /event-dates/{id}/tickets. Ticket
-// fields other than availability may come from the cache; availability is
-// read live every time, with the stock columns only.
+// Tickets is EventDate.tickets: the date's tickets, loaded in one batch
+// with those of the other dates of the query. Ticket fields other than
+// availability may come from the cache; availability is read live every
+// time, with the stock columns only.
 func (r *Resolver) Tickets(ctx context.Context, d *model.EventDate) ([]*model.Ticket, error) {
+	return r.tickets(ctx, d, false)
+}
+
+// TicketsNow is GET /event-dates/{id}/tickets: Tickets of one date, read at
+// once rather than after a batch window that no other date will join.
+func (r *Resolver) TicketsNow(ctx context.Context, d *model.EventDate) ([]*model.Ticket, error) {
+	return r.tickets(ctx, d, true)
+}
+
+func (r *Resolver) tickets(ctx context.Context, d *model.EventDate, now bool) ([]*model.Ticket, error) {
 	l := loaders.For(ctx)
 	id := int64(d.ID)
+	load := func(ld *dataloader.Loader[int64, []store.Ticket], fetch func(context.Context, []int64) (map[int64][]store.Ticket, error)) ([]store.Ticket, error) {
+		if now {
+			return loaders.LoadNow(ctx, ld, fetch, id)
+		}
+		return ld.Load(ctx, id)()
+	}
 	if kept, hit := l.Cache.Get(ctx, ticketsKey(id)); hit {
-		stock, err := l.Stock.Load(ctx, id)()
+		stock, err := load(l.Stock, r.Catalog.Stock)
 		if err != nil {
 			return nil, err
 		}
@@ -187,7 +204,7 @@ func (r *Resolver) Tickets(ctx context.Context, d *model.EventDate) ([]*model.Ti
 			return out, nil
 		}
 	}
-	ts, err := l.Tickets.Load(ctx, id)()
+	ts, err := load(l.Tickets, r.Catalog.Tickets)
 	if err != nil {
 		return nil, err
 	}

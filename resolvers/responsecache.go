@@ -3,7 +3,9 @@ package resolvers
 import (
 	"context"
 	"encoding/json"
+	"hash/maphash"
 	"slices"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/boxoffice/boxoffice/catalog"
@@ -17,9 +19,50 @@ import (
 // ended) and the live stock of every date whose tickets it showed, read
 // again for each answer. A query whose stock moved runs again. Queries
 // reading anything but the catalog (order) and answers with errors are
-// never kept.
+// never kept, nor the answer of a query asked for the first time.
 type ResponseCache struct {
 	Catalog *catalog.Service
+	seen    *seenKeys
+}
+
+// NewResponseCache returns a response cache over the catalog service.
+func NewResponseCache(c *catalog.Service) ResponseCache {
+	return ResponseCache{Catalog: c, seen: &seenKeys{seed: maphash.MakeSeed(), keys: map[uint64]struct{}{}}}
+}
+
+// seenKeys remembers which queries were asked before, by hash: an answer
+// is kept only for a query asked twice, so ever-new query texts (the
+// playground, a client gone wrong) cost no memory.
+type seenKeys struct {
+	mu   sync.Mutex
+	seed maphash.Seed
+	keys map[uint64]struct{}
+}
+
+// maxSeenKeys bounds seenKeys (8 bytes and a map slot each); past it the
+// set starts over.
+const maxSeenKeys = 100_000
+
+// again records k and reports whether it was asked before.
+func (s *seenKeys) again(k responseKey) bool {
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	h.WriteString(k.query)
+	h.WriteByte(0)
+	h.WriteString(k.operation)
+	h.WriteByte(0)
+	h.WriteString(k.variables)
+	sum := h.Sum64()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.keys[sum]; ok {
+		return true
+	}
+	if len(s.keys) >= maxSeenKeys {
+		clear(s.keys)
+	}
+	s.keys[sum] = struct{}{}
+	return false
 }
 
 var (
@@ -68,6 +111,9 @@ func (rc ResponseCache) InterceptOperation(ctx context.Context, next graphql.Ope
 				return &graphql.Response{Data: kept.data}
 			}
 		}
+	}
+	if !rc.seen.again(key) {
+		return next(ctx)
 	}
 	l.RecordStock()
 	run := next(ctx)

@@ -109,7 +109,7 @@ func (h *Handler) listTickets(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	tickets, err := h.Resolver.EventDate().Tickets(r.Context(), date)
+	tickets, err := h.Resolver.TicketsNow(r.Context(), date)
 	if err != nil {
 		h.fail(w, r, err)
 		return

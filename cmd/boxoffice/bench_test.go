@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -53,4 +54,16 @@ func BenchmarkNestedGraphQL(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestDefaultMemoryLimit: serve sets a soft memory limit unless GOMEMLIMIT
+// chose one.
+func TestDefaultMemoryLimit(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(old)
+	t.Setenv("GOMEMLIMIT", "")
+	require.Equal(t, int64(DefaultMemoryLimit), defaultMemoryLimit())
+	debug.SetMemoryLimit(300 << 20) // as the runtime would from GOMEMLIMIT=300MiB
+	t.Setenv("GOMEMLIMIT", "300MiB")
+	require.Equal(t, int64(300<<20), defaultMemoryLimit())
 }

@@ -146,7 +146,9 @@ func TestGraphQLResponseCache(t *testing.T) {
 		}
 
 		first, _ := run(nested, vars)
+		second, _ := run(nested, vars) // asked twice: now kept
 		again, n := run(nested, vars)
+		require.JSONEq(t, string(first.Raw), string(second.Raw))
 		require.JSONEq(t, string(first.Raw), string(again.Raw))
 		require.Equal(t, 2+version, n, "a kept answer costs the key and the live stock of its dates")
 
@@ -159,6 +161,7 @@ func TestGraphQLResponseCache(t *testing.T) {
 
 		// No tickets shown: nothing to re-read but the key.
 		names := `{ events(perPage: 5) { nodes { name } } }`
+		run(names, nil)
 		run(names, nil)
 		_, n = run(names, nil)
 		require.Equal(t, 1+version, n)

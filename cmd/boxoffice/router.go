@@ -62,7 +62,7 @@ func (m *Main) Handler() http.Handler {
 	gql := chi.Chain(
 		m.guard(func(w http.ResponseWriter, _ *http.Request, err error) { graph.WriteError(w, err) }),
 		loaders.Middleware(m.Catalog),
-	).Handler(graph.NewHandler(m.Resolver, m.Log, resolvers.ResponseCache{Catalog: m.Catalog}))
+	).Handler(graph.NewHandler(m.Resolver, m.Log, resolvers.NewResponseCache(m.Catalog)))
 	play := playground.Handler("/graphql", "/playground/assets/")
 	r.Handle("/playground/assets/*", play)
 	r.Post("/graphql", gql.ServeHTTP)

@@ -109,6 +109,9 @@ func freshSchema(tb testing.TB) string {
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
+	// Names the test's connections, so a test can find its own among those
+	// of tests running beside it.
+	q.Set("application_name", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
 }

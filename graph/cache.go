@@ -1,0 +1,70 @@
+package graph
+
+import (
+	"container/list"
+	"context"
+	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
+)
+
+// boundedCache is a least-recently-used cache bounded by the size of what
+// it holds, not by a count: a count lets clients that send large or ever
+// new query texts fill memory. Each entry costs cost(key, value) bytes.
+type boundedCache[T any] struct {
+	mu    sync.Mutex
+	max   int
+	used  int
+	cost  func(key string, value T) int
+	order *list.List // front: most recently used
+	byKey map[string]*list.Element
+}
+
+type cacheEntry[T any] struct {
+	key   string
+	value T
+	cost  int
+}
+
+var _ graphql.Cache[string] = (*boundedCache[string])(nil)
+
+func newBoundedCache[T any](maxBytes int, cost func(string, T) int) *boundedCache[T] {
+	return &boundedCache[T]{max: maxBytes, cost: cost, order: list.New(), byKey: map[string]*list.Element{}}
+}
+
+// Get implements graphql.Cache.
+func (c *boundedCache[T]) Get(_ context.Context, key string) (T, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.byKey[key]; ok {
+		c.order.MoveToFront(e)
+		return e.Value.(*cacheEntry[T]).value, true
+	}
+	var zero T
+	return zero, false
+}
+
+// Add implements graphql.Cache. An entry larger than a tenth of the
+// cache is not kept.
+func (c *boundedCache[T]) Add(_ context.Context, key string, value T) {
+	cost := c.cost(key, value)
+	if cost > c.max/10 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.byKey[key]; ok {
+		c.used -= e.Value.(*cacheEntry[T]).cost
+		c.order.Remove(e)
+		delete(c.byKey, key)
+	}
+	for c.used+cost > c.max && c.order.Len() > 0 {
+		oldest := c.order.Back()
+		ent := oldest.Value.(*cacheEntry[T])
+		c.used -= ent.cost
+		c.order.Remove(oldest)
+		delete(c.byKey, ent.key)
+	}
+	c.byKey[key] = c.order.PushFront(&cacheEntry[T]{key: key, value: value, cost: cost})
+	c.used += cost
+}
