@@ -51,13 +51,14 @@ func NewHandler(root ResolverRoot, log *slog.Logger, exts ...graphql.HandlerExte
 		log.ErrorContext(ctx, "panic in GraphQL resolver", "panic", p, "stack", string(debug.Stack()))
 		return apperr.New(apperr.Internal, "Internal error.")
 	})
-	return admit(2*runtime.GOMAXPROCS(0), srv)
+	return admit(runtime.GOMAXPROCS(0), srv)
 }
 
 // admit lets n requests through next at once; the others wait their turn
-// (or until their client goes). An operation's work is CPU and its memory
-// lives while it runs: running more at once than there are cores only
-// multiplies the memory held, not the answers given.
+// (or until their client goes). gqlgen already spreads one operation over
+// every core (a goroutine per list element), and those goroutines' stacks
+// are most of the memory an operation holds: running more operations at
+// once than there are cores multiplies the memory, not the answers.
 func admit(n int, next http.Handler) http.Handler {
 	slots := make(chan struct{}, n)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
