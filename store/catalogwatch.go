@@ -80,7 +80,7 @@ func (w *CatalogWatch) listen(ctx context.Context, log *slog.Logger) {
 		if ctx.Err() != nil {
 			return
 		}
-		log.Warn("catalog watch: listener lost; catalog reads go to the database until it is back", "err", err, "retry_in", backoff)
+		log.Warn("catalog watch: listener lost; catalog reads go to the database until it is back", "error", err, "retry_in", backoff)
 		select {
 		case <-ctx.Done():
 			return
