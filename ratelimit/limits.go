@@ -1,10 +1,6 @@
 package ratelimit
 
-import (
-	"context"
-	"strconv"
-	"time"
-)
+import "time"
 
 // Config holds the limits of spec section 8; zero values take its defaults.
 type Config struct {
@@ -59,10 +55,4 @@ func (l *Limits) App(live bool) *Limiter {
 		return l.LiveApp
 	}
 	return l.TestApp
-}
-
-// CheckoutAllowed counts a checkout create of an app in an environment.
-// Errors: rate_limit_exceeded.
-func (l *Limits) CheckoutAllowed(ctx context.Context, appID int64, env string) error {
-	return l.Checkout.Allow(ctx, env+":"+strconv.FormatInt(appID, 10), "checkout sessions")
 }

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/boxoffice/boxoffice/admission"
 	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/checkout"
@@ -87,6 +88,7 @@ type Main struct {
 	Webhooks    *webhook.Service
 	Jobs        *jobs.Runner
 	Limits      *ratelimit.Limits
+	Admission   *admission.Gate
 	Metrics     *observe.Metrics
 	Payments    payments.Provider
 	devPay      *devpay.Provider
@@ -129,6 +131,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Catalog = &catalog.Service{DB: db, Now: now,
 		Cache: catalog.NewCache(db, m.CatalogWatch, now, catalog.DefaultCacheBudget)}
 	m.Auth = &auth.Authenticator{DB: db}
+	m.Admission = &admission.Gate{Auth: m.Auth, Limits: m.Limits}
 	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks}
 	m.Idempotency = &idempotency.Service{DB: db, Now: now}
 	m.Webhooks = &webhook.Service{DB: db, Now: now, Log: log, Client: webhook.NewClient(cfg.AllowPrivateWebhooks),
@@ -140,7 +143,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 		PublicBaseURL: cfg.PublicBaseURL, SandboxExpiry: cfg.SandboxExpiry, LiveExpiry: cfg.LiveExpiry,
 		FreeDailyAppCap: cfg.FreeDailyAppCap, FreeDailyBuyerEventCap: cfg.FreeDailyBuyerEventCap,
 		LiveFreeDisabled: cfg.LiveFreeDisabled,
-	}, Throttle: m.Limits.CheckoutAllowed, Observe: m.Metrics.Checkout}
+	}, Throttle: m.Admission.Checkout, Observe: m.Metrics.Checkout}
 	if m.devPay != nil {
 		m.devPay.Confirm = func(ctx context.Context, st *payments.Status) error {
 			_, err := m.Checkout.ConfirmPayment(ctx, st)

@@ -3,32 +3,28 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
-	"time"
-
 	"fmt"
-	"github.com/boxoffice/boxoffice/observe"
-	"github.com/boxoffice/boxoffice/openapi"
-	"github.com/boxoffice/boxoffice/store"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"strconv"
-	"strings"
-
-	"github.com/boxoffice/boxoffice/auth"
-	"github.com/boxoffice/boxoffice/ratelimit"
+	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/hosted"
 	"github.com/boxoffice/boxoffice/loaders"
+	"github.com/boxoffice/boxoffice/observe"
+	"github.com/boxoffice/boxoffice/openapi"
 	"github.com/boxoffice/boxoffice/playground"
-	"github.com/boxoffice/boxoffice/resolvers"
+	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/rest"
 	"github.com/boxoffice/boxoffice/sandbox"
+	"github.com/boxoffice/boxoffice/store"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Handler returns the service's HTTP handler: REST under /api/v1, GraphQL
@@ -46,7 +42,7 @@ func (m *Main) Handler() http.Handler {
 	r.Method(http.MethodGet, "/api/v1/openapi.json", openapi.Handler())
 	api := &rest.Handler{Resolver: m.Resolver, Log: m.Log}
 	r.Route("/api/v1", func(r chi.Router) {
-		r.Use(m.guard(func(w http.ResponseWriter, r *http.Request, err error) {
+		r.Use(m.Admission.Middleware(func(w http.ResponseWriter, r *http.Request, err error) {
 			rest.WriteError(w, r, m.Log, err)
 		}))
 		r.Use(loaders.Middleware(m.Catalog))
@@ -60,9 +56,9 @@ func (m *Main) Handler() http.Handler {
 	}
 
 	gql := chi.Chain(
-		m.guard(func(w http.ResponseWriter, _ *http.Request, err error) { graph.WriteError(w, err) }),
+		m.Admission.Middleware(func(w http.ResponseWriter, _ *http.Request, err error) { graph.WriteError(w, err) }),
 		loaders.Middleware(m.Catalog),
-	).Handler(graph.NewHandler(m.Resolver, m.Log, resolvers.NewResponseCache(m.Catalog)))
+	).Handler(graph.NewHandler(m.Resolver, m.Log, graph.NewResponseCache(m.Catalog)))
 	play := playground.Handler("/graphql", "/playground/assets/")
 	r.Handle("/playground/assets/*", play)
 	r.Post("/graphql", gql.ServeHTTP)
@@ -120,39 +116,6 @@ func (m *Main) limitBody(next http.Handler) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, m.Config.MaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})
-}
-
-// guard admits API requests in the spec's order: a client IP over its
-// failed-authentication limit is refused before any key lookup; then the
-// key is authenticated (a rejection counts against the IP); then the app's
-// request limit applies. Refusals are answered by fail.
-func (m *Main) guard(fail func(http.ResponseWriter, *http.Request, error)) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx := ratelimit.WithHeaders(r.Context(), w.Header())
-			r = r.WithContext(ctx)
-			ip := ratelimit.ClientIPFrom(ctx)
-			if err := m.Limits.FailedAuth.Blocked(ctx, ip, "failed authentication attempts from this address"); err != nil {
-				fail(w, r, err)
-				return
-			}
-			p, err := m.Auth.Authenticate(ctx, r.Header.Get(auth.Header))
-			if err != nil {
-				if s := apperr.From(err).Status(); s == http.StatusUnauthorized || s == http.StatusForbidden {
-					m.Limits.FailedAuth.Count(ctx, ip)
-				}
-				fail(w, r, err)
-				return
-			}
-			observe.SetCaller(ctx, p.AppID, p.Environment)
-			key := p.Environment + ":" + strconv.FormatInt(p.AppID, 10)
-			if err := m.Limits.App(p.Live()).Allow(ctx, key, "requests for this app"); err != nil {
-				fail(w, r, err)
-				return
-			}
-			next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(ctx, p)))
-		})
-	}
 }
 
 // logRequests writes one log line per request (request id, route, status,

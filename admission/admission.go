@@ -1,0 +1,74 @@
+// Package admission decides whether an API request may run at all, before
+// any API-specific work, in DESIGN.md's order: a client IP over its
+// failed-authentication limit is refused before any key lookup; then the
+// key is authenticated (a refusal counts against the IP); then the app's
+// request limit applies. Checkout creates have one more step, the checkout
+// limit, which checkout.Service takes through Gate.Checkout before it looks
+// at the Idempotency-Key or the body, whichever API the request came from.
+package admission
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/auth"
+	"github.com/boxoffice/boxoffice/observe"
+	"github.com/boxoffice/boxoffice/ratelimit"
+)
+
+// Gate admits API requests.
+type Gate struct {
+	Auth   *auth.Authenticator
+	Limits *ratelimit.Limits
+}
+
+// Middleware admits each request or answers it with fail: rate_limit_exceeded
+// (failed-auth bucket or the app's limit), or an authentication error of
+// auth.Authenticator. An admitted request carries its auth.Principal.
+func (g *Gate) Middleware(fail func(http.ResponseWriter, *http.Request, error)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := ratelimit.WithHeaders(r.Context(), w.Header())
+			r = r.WithContext(ctx)
+			p, err := g.Admit(ctx, r.Header.Get(auth.Header))
+			if err != nil {
+				fail(w, r, err)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(ctx, p)))
+		})
+	}
+}
+
+// Admit authenticates key for a request from ctx's client IP and counts it
+// against the limits: for transports that carry the key elsewhere than a
+// header (a WebSocket's connection_init).
+// Errors: rate_limit_exceeded, missing_api_key, invalid_api_key,
+// app_suspended, account_disabled, account_pending_approval.
+func (g *Gate) Admit(ctx context.Context, key string) (*auth.Principal, error) {
+	ip := ratelimit.ClientIPFrom(ctx)
+	if err := g.Limits.FailedAuth.Blocked(ctx, ip, "failed authentication attempts from this address"); err != nil {
+		return nil, err
+	}
+	p, err := g.Auth.Authenticate(ctx, key)
+	if err != nil {
+		if s := apperr.From(err).Status(); s == http.StatusUnauthorized || s == http.StatusForbidden {
+			g.Limits.FailedAuth.Count(ctx, ip)
+		}
+		return nil, err
+	}
+	observe.SetCaller(ctx, p.AppID, p.Environment)
+	if err := g.Limits.App(p.Live()).Allow(ctx, p.Environment+":"+strconv.FormatInt(p.AppID, 10), "requests for this app"); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Checkout counts a checkout create of an app in an environment against
+// the checkout limit.
+// Errors: rate_limit_exceeded.
+func (g *Gate) Checkout(ctx context.Context, appID int64, env string) error {
+	return g.Limits.Checkout.Allow(ctx, env+":"+strconv.FormatInt(appID, 10), "checkout sessions")
+}
