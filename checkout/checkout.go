@@ -113,8 +113,8 @@ type savedError struct {
 // metadata_too_large, quantity_exceeds_limit, free_order_limit_reached,
 // sold_out. A saved answer is returned again, and idempotency.MarkReplayed
 // records that on ctx.
-func (s *Service) Create(ctx context.Context, c Caller, key string, in *Input) (*Session, error) {
-	sess, err := s.create(ctx, c, key, in)
+func (s *Service) Create(ctx context.Context, c Caller, key string, src Source) (*Session, error) {
+	sess, err := s.create(ctx, c, key, src)
 	var ae *apperr.Error
 	if err != nil && !errors.As(err, &ae) {
 		// The database (or something under it) failed: the client may retry.
@@ -132,7 +132,10 @@ func (s *Service) Create(ctx context.Context, c Caller, key string, in *Input) (
 	return sess, err
 }
 
-func (s *Service) create(ctx context.Context, c Caller, key string, in *Input) (*Session, error) {
+// create is the one place checkout's precedence is decided, whichever API
+// the request came through: the checkout limit, then the Idempotency-Key,
+// then the body (read only now), then the rules.
+func (s *Service) create(ctx context.Context, c Caller, key string, src Source) (*Session, error) {
 	if s.Throttle != nil {
 		if err := s.Throttle(ctx, c.AppID, c.Environment); err != nil {
 			return nil, err
@@ -141,7 +144,8 @@ func (s *Service) create(ctx context.Context, c Caller, key string, in *Input) (
 	if err := idempotency.CheckKey(key); err != nil {
 		return nil, err
 	}
-	req, err := validate(in)
+	in, decoded := src()
+	req, err := validate(in, decoded)
 	if err != nil {
 		return nil, err
 	}

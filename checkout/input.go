@@ -26,13 +26,15 @@ const (
 // Every field is optional at this level so that a missing one is reported
 // in validation details rather than as a decoding failure.
 type Input struct {
-	EventID     *int           `json:"event_id"`
-	EventdateID *int           `json:"eventdate_id"`
-	Items       []*Item        `json:"items"`
-	Customer    *Customer      `json:"customer"`
-	SuccessURL  *string        `json:"success_url"`
-	CancelURL   *string        `json:"cancel_url"`
-	Metadata    map[string]any `json:"metadata"`
+	EventID     *int      `json:"event_id"`
+	EventdateID *int      `json:"eventdate_id"`
+	Items       []*Item   `json:"items"`
+	Customer    *Customer `json:"customer"`
+	SuccessURL  *string   `json:"success_url"`
+	CancelURL   *string   `json:"cancel_url"`
+	// Metadata must be a JSON object; it is typed loosely so that any
+	// other value is reported by validation, on both APIs, as a 422.
+	Metadata any `json:"metadata"`
 }
 
 // Item is one requested ticket type and quantity.
@@ -67,15 +69,27 @@ type item struct {
 	Quantity int64
 }
 
-// validate checks the shape and fields of a request.
+// validate checks the shape and fields of a request. decoded holds the
+// problems the API's decoding found (type errors): every problem is
+// reported at once, a field's decoding problem in place of "is required".
 // Errors: validation_failed with details keyed by field path.
-func validate(in *Input) (*request, error) {
+func validate(in *Input, decoded apperr.Details) (*request, error) {
 	d := apperr.Details{}
 	if in == nil {
-		d.Add("body", "is required")
-		return nil, apperr.Validation(d)
+		if len(decoded) == 0 {
+			d.Add("body", "is required")
+			return nil, apperr.Validation(d)
+		}
+		return nil, apperr.Validation(decoded)
 	}
-	r := &request{Metadata: in.Metadata}
+	r := &request{}
+	switch m := in.Metadata.(type) {
+	case nil:
+	case map[string]any:
+		r.Metadata = m
+	default:
+		d.Add("metadata", "must be a JSON object")
+	}
 	r.EventID = positive(d, "event_id", in.EventID)
 	r.EventDateID = positive(d, "eventdate_id", in.EventdateID)
 
@@ -151,7 +165,7 @@ func validate(in *Input) (*request, error) {
 	if r.CancelURL == "" {
 		d.Add("cancel_url", "is required")
 	}
-	for key, v := range in.Metadata {
+	for key, v := range r.Metadata {
 		if strings.ContainsRune(key, 0) {
 			d.Add("metadata", "keys must not contain NUL characters")
 		}
@@ -160,6 +174,9 @@ func validate(in *Input) (*request, error) {
 				d.Add("metadata."+key, "must not contain NUL characters")
 			}
 		})
+	}
+	for k, v := range decoded {
+		d[k] = v
 	}
 	if err := apperr.Validation(d); err != nil {
 		return nil, err

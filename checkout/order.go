@@ -19,8 +19,19 @@ var statusCodes = map[string]int{
 // StatusCode returns the numeric code of an order status (0 for unknown).
 func StatusCode(status string) int { return statusCodes[status] }
 
-// referenceEnvironment tells an order's environment from its reference.
-func referenceEnvironment(ref string) string {
+// maxReferenceLength bounds an order reference; ours are 28 characters.
+const maxReferenceLength = 64
+
+// ReferenceEnvironment tells an order's environment from its reference:
+// test for sbx_…, live for ord_…, "" for anything that cannot be a
+// reference (another prefix, too long, or characters other than letters,
+// digits, '-' and '_'), which therefore names no order.
+func ReferenceEnvironment(ref string) string {
+	if len(ref) > maxReferenceLength || strings.ContainsFunc(ref, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	}) {
+		return ""
+	}
 	switch {
 	case strings.HasPrefix(ref, SandboxPrefix):
 		return store.EnvTest
@@ -34,13 +45,13 @@ func referenceEnvironment(ref string) string {
 // Errors: environment_mismatch when the reference belongs to the other
 // environment; order_not_found when it is not the caller's order.
 func (s *Service) Order(ctx context.Context, c Caller, ref string) (*store.Order, error) {
-	env := referenceEnvironment(ref)
+	env := ReferenceEnvironment(ref)
 	if env != "" && env != c.Environment {
 		return nil, apperr.New(apperr.EnvironmentMismatch,
 			"Order %s belongs to the %s environment; use a %s key to read it.", ref, env, env)
 	}
 	notFound := apperr.New(apperr.OrderNotFound, "Order %s was not found for this app.", ref)
-	if env == "" || len(ref) > 64 {
+	if env == "" {
 		return nil, notFound
 	}
 	o, err := store.OrderByReference(ctx, s.DB, ref)

@@ -14,7 +14,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"math"
+	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/boxoffice/boxoffice/apperr"
@@ -63,6 +65,8 @@ func CheckKey(key string) error {
 		return apperr.New(apperr.MissingIdempotencyKey, "The Idempotency-Key header is required.")
 	case utf8.RuneCountInString(key) > MaxKeyLength:
 		return apperr.New(apperr.InvalidIdempotencyKey, "The Idempotency-Key header must be at most %d characters.", MaxKeyLength)
+	case !utf8.ValidString(key) || strings.ContainsFunc(key, unicode.IsControl):
+		return apperr.New(apperr.InvalidIdempotencyKey, "The Idempotency-Key header must be UTF-8 text without control characters.")
 	}
 	return nil
 }

@@ -1,12 +1,7 @@
 package rest
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/boxoffice/boxoffice/apperr"
@@ -23,36 +18,25 @@ type statusMeta struct {
 	StatusCode int `json:"status_code"`
 }
 
-// createCheckoutSession is POST /api/v1/checkout-sessions (spec 4.5): it
-// decodes the body into the mutation's input and calls the mutation's
-// resolver; the Idempotency-Key header is its idempotencyKey.
+// createCheckoutSession is POST /api/v1/checkout-sessions (spec 4.5): the
+// Idempotency-Key header and the JSON body go to the resolver the GraphQL
+// mutation calls, which decides the order the two are checked in.
 func (h *Handler) createCheckoutSession(w http.ResponseWriter, r *http.Request) {
 	ctx, report := idempotency.WithReport(r.Context())
 	r = r.WithContext(ctx)
-	key := r.Header.Get("Idempotency-Key")
-	fail := func(err error) {
-		if report.Replayed {
-			w.Header().Set("Idempotent-Replayed", "true")
+	src := checkout.DecodeJSON(http.MaxBytesReader(w, r.Body, maxCheckoutBody))
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		src = func() (*checkout.Input, apperr.Details) {
+			return nil, apperr.Details{"body": {"Content-Type must be application/json"}}
 		}
-		WriteError(w, r, h.Log, err)
 	}
-	// The header is checked before the body, in DESIGN.md's order.
-	if err := idempotency.CheckKey(key); err != nil {
-		fail(err)
-		return
-	}
-	var in checkout.Input
-	if err := decodeJSON(w, r, maxCheckoutBody, &in); err != nil {
-		fail(err)
-		return
-	}
-	sess, err := h.Resolver.Mutation().CreateCheckoutSession(ctx, in, &key)
-	if err != nil {
-		fail(err)
-		return
-	}
+	sess, err := h.Resolver.CreateCheckoutSession(ctx, r.Header.Get("Idempotency-Key"), src)
 	if report.Replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	if err != nil {
+		WriteError(w, r, h.Log, err)
+		return
 	}
 	writeJSON(w, http.StatusCreated, struct {
 		Data *checkout.Session `json:"data"`
@@ -62,7 +46,7 @@ func (h *Handler) createCheckoutSession(w http.ResponseWriter, r *http.Request) 
 
 // getOrder is GET /api/v1/orders/{reference} (spec 4.6).
 func (h *Handler) getOrder(w http.ResponseWriter, r *http.Request) {
-	o, err := h.Resolver.Query().Order(r.Context(), chi.URLParam(r, "reference"))
+	o, err := h.Resolver.Order(r.Context(), chi.URLParam(r, "reference"))
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -70,48 +54,4 @@ func (h *Handler) getOrder(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct {
 		Data *checkout.OrderView `json:"data"`
 	}{o})
-}
-
-// decodeJSON reads one JSON object of at most limit bytes into v. Any
-// failure is validation_failed naming the field at fault.
-func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
-		return apperr.Validation(apperr.Details{"body": {"Content-Type must be application/json"}})
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
-	err := dec.Decode(v)
-	if err == nil && dec.More() {
-		err = errors.New("trailing data")
-	}
-	if err == nil {
-		return nil
-	}
-	var typeErr *json.UnmarshalTypeError
-	var maxErr *http.MaxBytesError
-	switch {
-	case errors.As(err, &typeErr) && typeErr.Field != "":
-		return apperr.Validation(apperr.Details{typeErr.Field: {"must be " + jsonKind(typeErr.Type.String())}})
-	case errors.As(err, &typeErr):
-		return apperr.Validation(apperr.Details{"body": {"must be a JSON object"}})
-	case errors.As(err, &maxErr):
-		return apperr.Validation(apperr.Details{"body": {"must be at most " + strconv.FormatInt(limit, 10) + " bytes"}})
-	case errors.Is(err, io.EOF):
-		return apperr.Validation(apperr.Details{"body": {"is required"}})
-	default:
-		return apperr.Validation(apperr.Details{"body": {fmt.Sprintf("is not valid JSON (%s)", strings.TrimPrefix(err.Error(), "json: "))}})
-	}
-}
-
-// jsonKind names the JSON type a Go type expects, for messages.
-func jsonKind(goType string) string {
-	goType = strings.TrimLeft(goType, "*[]")
-	switch {
-	case strings.HasPrefix(goType, "int"):
-		return "an integer"
-	case goType == "string":
-		return "a string"
-	case strings.HasPrefix(goType, "map"), strings.Contains(goType, "."):
-		return "an object"
-	}
-	return "of the right type"
 }

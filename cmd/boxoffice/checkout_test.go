@@ -374,7 +374,8 @@ func TestCheckout(t *testing.T) {
 			res = tb.graphql(t, tb.testKey, q, map[string]any{"in": bad, "key": newIdemKey()})
 			ext = res.gqlErrorExt(t)
 			require.Equal(t, "validation_failed", ext["code"])
-			require.Contains(t, ext["details"], "items.0.quantity")
+			require.Equal(t, map[string]any{"input.items.0.quantity": []any{"must be between 1 and 50"}}, ext["details"],
+				"GraphQL names the field by the input's own path")
 
 			order := tb.graphql(t, tb.testKey, `query($r: String!) { order(reference: $r) { reference status statusCode environment } }`,
 				map[string]any{"r": sess["orderReference"]})
