@@ -989,7 +989,7 @@ var sources = []*ast.Source{
 
 type Query {
   "Published events, newest first. perPage is capped at 100."
-  events(page: Int = 1, perPage: Int = 20, q: String, includePast: Boolean = false): EventPage!
+  events(page: Int, perPage: Int, q: String, includePast: Boolean = false): EventPage!
   "One published event. Error: event_not_found."
   event(id: Int!): Event
   "One active date of a published event. Error: event_date_not_found."
@@ -5594,7 +5594,7 @@ func (ec *executionContext) unmarshalInputCheckoutSessionInput(ctx context.Conte
 			it.CancelURL = data
 		case "metadata":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metadata"))
-			data, err := ec.unmarshalOMap2map(ctx, v)
+			data, err := ec.unmarshalOMap2interface(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -7564,21 +7564,21 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
-func (ec *executionContext) unmarshalOMap2map(ctx context.Context, v any) (map[string]any, error) {
+func (ec *executionContext) unmarshalOMap2interface(ctx context.Context, v any) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalMap(v)
+	res, err := graphql.UnmarshalAny(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOMap2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
+func (ec *executionContext) marshalOMap2interface(ctx context.Context, sel ast.SelectionSet, v any) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalMap(v)
+	res := graphql.MarshalAny(v)
 	return res
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -30,11 +31,10 @@ const (
 func complexity() ComplexityRoot {
 	var c ComplexityRoot
 	c.Query.Events = func(child int, _ *int, perPage *int, _ *string, _ *bool) int {
-		n := 20
-		if perPage != nil && *perPage > 0 {
-			n = min(*perPage, 100)
-		}
-		return 1 + n*child
+		// The page size the resolver will use (a refused perPage is
+		// charged the default; the request fails anyway).
+		p, _ := catalog.ListRequest{PerPage: perPage}.Params()
+		return 1 + p.PerPage*child
 	}
 	c.Event.Dates = func(child int, _ *bool) int { return 1 + datesPerEvent*child }
 	c.EventDate.Tickets = func(child int) int { return 1 + ticketsPerDate*child }

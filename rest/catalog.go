@@ -23,7 +23,7 @@ type eventsMeta struct {
 // listEvents is GET /api/v1/events (spec 4.1).
 func (h *Handler) listEvents(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
-	params := catalog.ListParams{
+	req := catalog.ListRequest{
 		Page: q.int("page"), PerPage: q.int("per_page"),
 		Q: r.URL.Query().Get("q"), IncludePast: q.bool("include_past"),
 	}
@@ -31,7 +31,7 @@ func (h *Handler) listEvents(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	page, err := h.Resolver.EventsPage(r.Context(), params)
+	page, err := h.Resolver.EventsPage(r.Context(), req)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -52,7 +52,7 @@ func (h *Handler) event(r *http.Request) (*model.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	return h.Resolver.Query().Event(r.Context(), id)
+	return h.Resolver.EventByID(r.Context(), int64(id))
 }
 
 // getEvent is GET /api/v1/events/{id} (spec 4.2).
@@ -80,7 +80,7 @@ func (h *Handler) listEventDates(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	dates, err := h.Resolver.Event().Dates(r.Context(), ev, &includePast)
+	dates, err := h.Resolver.Dates(r.Context(), ev, includePast)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -104,7 +104,7 @@ func (h *Handler) listTickets(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	date, err := h.Resolver.Query().EventDate(r.Context(), id)
+	date, err := h.Resolver.EventDateByID(r.Context(), int64(id))
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -127,16 +127,19 @@ type query struct {
 
 func newQuery(r *http.Request) *query { return &query{r: r, details: apperr.Details{}} }
 
-func (q *query) int(name string) int {
+// int reads an integer parameter; nil when absent. Its range is the
+// rule's business (catalog), not the adapter's.
+func (q *query) int(name string) *int {
 	s := q.r.URL.Query().Get(name)
 	if s == "" {
-		return 0
+		return nil
 	}
 	v, err := strconv.Atoi(s)
-	if err != nil || v < 1 {
+	if err != nil {
 		q.details.Add(name, "must be a positive integer")
+		return nil
 	}
-	return v
+	return &v
 }
 
 func (q *query) bool(name string) bool {
