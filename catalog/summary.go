@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"time"
 
 	"github.com/boxoffice/boxoffice/store"
@@ -61,4 +62,24 @@ func Summarize(activeDates []store.EventDate, tickets map[int64][]store.Ticket, 
 		}
 	}
 	return s
+}
+
+// Summaries returns the summary of each event whose active dates are given
+// (activeDates[i] for event i), reading the pricing fields of the tickets
+// of all their upcoming dates in one query.
+func (s *Service) Summaries(ctx context.Context, activeDates [][]store.EventDate) ([]Summary, error) {
+	now := s.Now()
+	var dateIDs []int64
+	for _, ds := range activeDates {
+		dateIDs = append(dateIDs, UpcomingDateIDs(ds, now)...)
+	}
+	prices, err := s.Prices(ctx, dateIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Summary, len(activeDates))
+	for i, ds := range activeDates {
+		out[i] = Summarize(ds, prices, now)
+	}
+	return out, nil
 }

@@ -1,4 +1,4 @@
-package resolvers
+package graph
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/loaders"
+	"github.com/boxoffice/boxoffice/store"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -82,7 +83,47 @@ type responseKey struct {
 // keptResponse is the data of a run and the stock it showed.
 type keptResponse struct {
 	data  json.RawMessage
-	stock map[int64][]loaders.StockRow
+	stock map[int64][]stockRow
+}
+
+// stockRow is the stock of one ticket as a response showed it.
+type stockRow struct {
+	ID, Sold, Held int64
+	Quantity       int64 // -1: unlimited
+}
+
+func stockRows(ts []store.Ticket) []stockRow {
+	out := make([]stockRow, len(ts))
+	for i := range ts {
+		q := int64(-1)
+		if ts[i].Quantity != nil {
+			q = *ts[i].Quantity
+		}
+		out[i] = stockRow{ID: ts[i].ID, Sold: ts[i].Sold, Held: ts[i].Held, Quantity: q}
+	}
+	return out
+}
+
+// stockRecorder collects the stock an operation's answer shows, by date.
+type stockRecorder struct {
+	mu   sync.Mutex
+	seen map[int64][]stockRow
+}
+
+type recorderKey struct{}
+
+// SawStock records the stock of a date's tickets as the answer being built
+// shows them, when the response cache records this operation. Resolvers
+// call it wherever they read availability.
+func SawStock(ctx context.Context, dateID int64, ts []store.Ticket) {
+	rec, ok := ctx.Value(recorderKey{}).(*stockRecorder)
+	if !ok {
+		return
+	}
+	rows := stockRows(ts)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.seen[dateID] = rows
 }
 
 // ExtensionName implements graphql.HandlerExtension.
@@ -115,15 +156,29 @@ func (rc ResponseCache) InterceptOperation(ctx context.Context, next graphql.Ope
 	if !rc.seen.again(key) {
 		return next(ctx)
 	}
-	l.RecordStock()
-	run := next(ctx)
+	rec := &stockRecorder{seen: map[int64][]stockRow{}}
+	run := next(context.WithValue(ctx, recorderKey{}, rec))
 	return func(ctx context.Context) *graphql.Response {
-		res := run(ctx)
+		res := run(context.WithValue(ctx, recorderKey{}, rec))
 		if res != nil && len(res.Errors) == 0 && res.HasNext == nil && res.Data != nil {
-			l.Cache.Put(ctx, key, &keptResponse{data: res.Data, stock: l.StockSeen()}, len(res.Data)/512+1)
+			rec.mu.Lock()
+			kept := &keptResponse{data: res.Data, stock: rec.seen}
+			rec.mu.Unlock()
+			l.Cache.Put(ctx, key, kept, kept.cost(key))
 		}
 		return res
 	}
+}
+
+// cost charges a kept answer for everything it holds, its key (the query
+// text, which a client may pad) included, in the catalog cache's units of
+// about 512 bytes.
+func (k *keptResponse) cost(key responseKey) int {
+	n := len(k.data) + len(key.query) + len(key.operation) + len(key.variables)
+	for _, rows := range k.stock {
+		n += 32 * (len(rows) + 1)
+	}
+	return n/512 + 1
 }
 
 // cacheable returns the key of a query that reads the catalog only.
@@ -145,7 +200,7 @@ func cacheable(oc *graphql.OperationContext) (responseKey, bool) {
 
 // stockUnchanged reads the stock of the dates a kept answer showed and
 // reports whether it is what the answer showed; any error reads as changed.
-func (rc ResponseCache) stockUnchanged(ctx context.Context, seen map[int64][]loaders.StockRow) bool {
+func (rc ResponseCache) stockUnchanged(ctx context.Context, seen map[int64][]stockRow) bool {
 	if len(seen) == 0 {
 		return true
 	}
@@ -158,7 +213,7 @@ func (rc ResponseCache) stockUnchanged(ctx context.Context, seen map[int64][]loa
 		return false
 	}
 	for id, rows := range seen {
-		if !slices.Equal(rows, loaders.StockRows(now[id])) {
+		if !slices.Equal(rows, stockRows(now[id])) {
 			return false
 		}
 	}

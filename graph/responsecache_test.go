@@ -1,4 +1,4 @@
-package resolvers
+package graph
 
 import (
 	"hash/maphash"

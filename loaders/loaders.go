@@ -21,20 +21,15 @@ const wait = 5 * time.Millisecond
 // Loaders are the dataloaders of one request.
 type Loaders struct {
 	// Dates maps an event id to its active dates, past ones included.
-	Dates *dataloader.Loader[int64, []store.EventDate]
+	Dates *Loader[[]store.EventDate]
 	// Tickets maps an event date id to its tickets.
-	Tickets *dataloader.Loader[int64, []store.Ticket]
+	Tickets *Loader[[]store.Ticket]
 	// Venue maps a venue id to the venue (nil when missing).
-	Venue *dataloader.Loader[int64, *store.Venue]
+	Venue *Loader[*store.Venue]
 	// Stock maps an event date id to the stock columns of its tickets.
-	Stock *dataloader.Loader[int64, []store.Ticket]
+	Stock *Loader[[]store.Ticket]
 	// Cache is this request's view of the catalog cache.
 	Cache *catalog.Snapshot
-
-	mu        sync.Mutex
-	stockSeen map[int64][]StockRow // nil: not recording
-
-	catalog *catalog.Service
 }
 
 // New returns fresh loaders over the catalog service.
@@ -45,30 +40,52 @@ func New(c *catalog.Service) *Loaders {
 		Venue:   newLoader(c.Venues, wait),
 		Stock:   newLoader(c.Stock, wait),
 		Cache:   c.Cache.Snapshot(),
-		catalog: c,
 	}
 }
 
-// DatesNow loads the dates of these events in one query, at once, and
-// keeps them for later Dates.Load calls.
+// DatesNow returns the dates of these events, fetching those not yet
+// loaded in one query, at once.
 func (l *Loaders) DatesNow(ctx context.Context, eventIDs []int64) ([][]store.EventDate, error) {
-	return loadNow(ctx, l.Dates, l.catalog.ActiveDates, eventIDs)
+	return l.Dates.Now(ctx, eventIDs)
 }
 
-// LoadNow fetches one key with one call of fetch, at once, and primes l
-// with it: for a caller that knows no other key will join a batch.
-func LoadNow[V any](ctx context.Context, l *dataloader.Loader[int64, V], fetch func(context.Context, []int64) (map[int64]V, error), key int64) (V, error) {
-	vs, err := loadNow(ctx, l, fetch, []int64{key})
-	if err != nil {
-		var zero V
-		return zero, err
-	}
-	return vs[0], nil
+// PrimeVenues loads these venues in one query, at once, for later
+// Venue.Load calls: a parent that knows every venue of a level hands them
+// over together, so the batch cannot split however the machine schedules
+// the children.
+func (l *Loaders) PrimeVenues(ctx context.Context, ids []int64) error {
+	_, err := l.Venue.Now(ctx, ids)
+	return err
 }
 
-// newLoader adapts a batch function returning a map into a dataloader; a key
+// PrimeTickets loads the tickets of these dates in one query, at once, for
+// later Tickets.Load calls.
+func (l *Loaders) PrimeTickets(ctx context.Context, dateIDs []int64) error {
+	_, err := l.Tickets.Now(ctx, dateIDs)
+	return err
+}
+
+// PrimeStock loads the stock columns of the tickets of these dates in one
+// query, at once, for later Stock.Load calls.
+func (l *Loaders) PrimeStock(ctx context.Context, dateIDs []int64) error {
+	_, err := l.Stock.Now(ctx, dateIDs)
+	return err
+}
+
+// Loader is a dataloader keyed by id that can also be handed all keys of
+// a level at once (Now): what is known is answered from memory, the rest
+// is fetched in one call, and every later Load of those keys is answered
+// without a query.
+type Loader[V any] struct {
+	dl    *dataloader.Loader[int64, V]
+	fetch func(context.Context, []int64) (map[int64]V, error)
+	mu    sync.Mutex
+	have  map[int64]V
+}
+
+// newLoader adapts a batch function returning a map into a Loader; a key
 // absent from the map gets the zero value.
-func newLoader[V any](fetch func(context.Context, []int64) (map[int64]V, error), d time.Duration) *dataloader.Loader[int64, V] {
+func newLoader[V any](fetch func(context.Context, []int64) (map[int64]V, error), d time.Duration) *Loader[V] {
 	batch := func(ctx context.Context, keys []int64) []*dataloader.Result[V] {
 		out := make([]*dataloader.Result[V], len(keys))
 		found, err := fetch(ctx, keys)
@@ -77,53 +94,63 @@ func newLoader[V any](fetch func(context.Context, []int64) (map[int64]V, error),
 		}
 		return out
 	}
-	return dataloader.NewBatchedLoader(batch,
-		dataloader.WithWait[int64, V](d),
-		dataloader.WithBatchCapacity[int64, V](1000),
-	)
+	return &Loader[V]{
+		dl: dataloader.NewBatchedLoader(batch,
+			dataloader.WithWait[int64, V](d),
+			dataloader.WithBatchCapacity[int64, V](1000),
+		),
+		fetch: fetch,
+		have:  map[int64]V{},
+	}
 }
 
-// StockRow is the stock of one ticket as a response showed it.
-type StockRow struct {
-	ID, Sold, Held int64
-	Quantity       int64 // -1: unlimited
+// Load returns a thunk for key: at once when the key was handed over by
+// Now, otherwise through the dataloader's batch window.
+func (l *Loader[V]) Load(ctx context.Context, key int64) dataloader.Thunk[V] {
+	l.mu.Lock()
+	v, ok := l.have[key]
+	l.mu.Unlock()
+	if ok {
+		return func() (V, error) { return v, nil }
+	}
+	return l.dl.Load(ctx, key)
 }
 
-// StockRows returns the stock of tickets.
-func StockRows(ts []store.Ticket) []StockRow {
-	out := make([]StockRow, len(ts))
-	for i := range ts {
-		q := int64(-1)
-		if ts[i].Quantity != nil {
-			q = *ts[i].Quantity
+// Now returns the values of keys in order, fetching the unknown ones with
+// one call of the batch function, at once. When the caller knows every
+// key it needs, waiting for a batch window gains nothing, and a window
+// that closes half-way through a long list of keys (a busy machine) would
+// split the query in two.
+func (l *Loader[V]) Now(ctx context.Context, keys []int64) ([]V, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	l.mu.Lock()
+	var missing []int64
+	for _, k := range keys {
+		if _, ok := l.have[k]; !ok {
+			missing = append(missing, k)
 		}
-		out[i] = StockRow{ID: ts[i].ID, Sold: ts[i].Sold, Held: ts[i].Held, Quantity: q}
 	}
-	return out
-}
-
-// RecordStock starts recording the stock this request shows.
-func (l *Loaders) RecordStock() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.stockSeen = map[int64][]StockRow{}
-}
-
-// SawStock records the stock of a date's tickets as this request shows
-// them, when recording.
-func (l *Loaders) SawStock(dateID int64, ts []store.Ticket) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.stockSeen != nil {
-		l.stockSeen[dateID] = StockRows(ts)
+	l.mu.Unlock()
+	if len(missing) > 0 {
+		found, err := l.fetch(ctx, missing)
+		if err != nil {
+			return nil, err
+		}
+		l.mu.Lock()
+		for _, k := range missing {
+			l.have[k] = found[k]
+		}
+		l.mu.Unlock()
 	}
-}
-
-// StockSeen returns the stock recorded since RecordStock, by date.
-func (l *Loaders) StockSeen() map[int64][]StockRow {
+	out := make([]V, len(keys))
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.stockSeen
+	for i, k := range keys {
+		out[i] = l.have[k]
+	}
+	l.mu.Unlock()
+	return out, nil
 }
 
 type ctxKey struct{}
@@ -150,24 +177,4 @@ func Middleware(c *catalog.Service) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(WithLoaders(r.Context(), New(c))))
 		})
 	}
-}
-
-// loadNow fetches keys with one call of fetch and primes l with the
-// results. When the caller knows every key it needs, waiting for a batch
-// window gains nothing, and a window that closes half-way through a long
-// list of keys (a busy machine) would split the query in two.
-func loadNow[V any](ctx context.Context, l *dataloader.Loader[int64, V], fetch func(context.Context, []int64) (map[int64]V, error), keys []int64) ([]V, error) {
-	if len(keys) == 0 {
-		return nil, nil
-	}
-	found, err := fetch(ctx, keys)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]V, len(keys))
-	for i, k := range keys {
-		out[i] = found[k]
-		l.Prime(ctx, k, found[k])
-	}
-	return out, nil
 }

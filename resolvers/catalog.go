@@ -4,37 +4,32 @@ import (
 	"context"
 
 	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/graph/model"
 	"github.com/boxoffice/boxoffice/loaders"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/graph-gophers/dataloader/v7"
 )
 
-// events converts stored events with their summaries. It loads the dates of
-// all events (kept by the loaders, so Event.dates below costs nothing) and
-// the pricing fields of the tickets of their upcoming dates, one query each.
+// events converts stored events with their summaries (catalog.Summaries).
+// It loads the dates of all events in one query and keeps them in the
+// loaders, so Event.dates below costs nothing.
 func (r *Resolver) events(ctx context.Context, events []store.Event) ([]*model.Event, error) {
-	l := loaders.For(ctx)
 	ids := make([]int64, len(events))
 	for i := range events {
 		ids[i] = events[i].ID
 	}
-	dates, err := l.DatesNow(ctx, ids)
+	dates, err := loaders.For(ctx).DatesNow(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
-	now := r.Now()
-	var dateIDs []int64
-	for _, ds := range dates {
-		dateIDs = append(dateIDs, catalog.UpcomingDateIDs(ds, now)...)
-	}
-	byDate, err := r.Catalog.Prices(ctx, dateIDs)
+	sums, err := r.Catalog.Summaries(ctx, dates)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*model.Event, len(events))
 	for i := range events {
-		out[i] = toEvent(&events[i], catalog.Summarize(dates[i], byDate, now))
+		out[i] = toEvent(&events[i], sums[i])
 	}
 	return out, nil
 }
@@ -81,9 +76,9 @@ func one[V any](V) int       { return 1 }
 func rows[V any](vs []V) int { return len(vs) + 1 }
 
 // EventsPage is GET /events and Query.events: one page of visible events.
-// Errors: validation_failed for a page or per_page below 1.
-func (r *Resolver) EventsPage(ctx context.Context, p catalog.ListParams) (*model.EventPage, error) {
-	p, err := p.Normalize()
+// Errors: validation_failed (catalog.ListRequest.Params).
+func (r *Resolver) EventsPage(ctx context.Context, req catalog.ListRequest) (*model.EventPage, error) {
+	p, err := req.Params()
 	if err != nil {
 		return nil, err
 	}
@@ -188,27 +183,31 @@ func (r *Resolver) TicketsNow(ctx context.Context, d *model.EventDate) ([]*model
 func (r *Resolver) tickets(ctx context.Context, d *model.EventDate, now bool) ([]*model.Ticket, error) {
 	l := loaders.For(ctx)
 	id := int64(d.ID)
-	load := func(ld *dataloader.Loader[int64, []store.Ticket], fetch func(context.Context, []int64) (map[int64][]store.Ticket, error)) ([]store.Ticket, error) {
+	load := func(ld *loaders.Loader[[]store.Ticket]) ([]store.Ticket, error) {
 		if now {
-			return loaders.LoadNow(ctx, ld, fetch, id)
+			ts, err := ld.Now(ctx, []int64{id})
+			if err != nil {
+				return nil, err
+			}
+			return ts[0], nil
 		}
 		return ld.Load(ctx, id)()
 	}
 	if kept, hit := l.Cache.Get(ctx, ticketsKey(id)); hit {
-		stock, err := load(l.Stock, r.Catalog.Stock)
+		stock, err := load(l.Stock)
 		if err != nil {
 			return nil, err
 		}
 		if out, ok := withStock(kept.([]*model.Ticket), stock); ok {
-			l.SawStock(id, stock)
+			graph.SawStock(ctx, id, stock)
 			return out, nil
 		}
 	}
-	ts, err := load(l.Tickets, r.Catalog.Tickets)
+	ts, err := load(l.Tickets)
 	if err != nil {
 		return nil, err
 	}
-	l.SawStock(id, ts)
+	graph.SawStock(ctx, id, ts)
 	out := make([]*model.Ticket, len(ts))
 	for i := range ts {
 		out[i] = toTicket(&ts[i], d.Timezone)

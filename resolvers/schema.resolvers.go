@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph"
@@ -22,21 +23,33 @@ func (r *eventDateResolver) Tickets(ctx context.Context, obj *model.EventDate) (
 }
 
 func (r *mutationResolver) CreateCheckoutSession(ctx context.Context, input checkout.Input, idempotencyKey *string) (*checkout.Session, error) {
-	c, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.Checkout.Create(ctx, c, deref(idempotencyKey), &input)
+	s, err := r.Resolver.CreateCheckoutSession(ctx, deref(idempotencyKey), checkout.Given(&input))
+	return s, graphQLPaths(err, "input")
 }
 
 func (r *queryResolver) Events(ctx context.Context, page *int, perPage *int, q *string, includePast *bool) (*model.EventPage, error) {
-	return r.EventsPage(ctx, catalog.ListParams{
-		Page: deref(page), PerPage: deref(perPage), Q: deref(q), IncludePast: deref(includePast),
+	p, err := r.EventsPage(ctx, catalog.ListRequest{
+		Page: page, PerPage: perPage, Q: deref(q), IncludePast: deref(includePast),
 	})
+	if err != nil {
+		return nil, graphQLPaths(err, "")
+	}
+	for _, f := range graphql.CollectFieldsCtx(ctx, []string{"EventPage"}) {
+		if f.Name == "nodes" {
+			if err := r.prefetchLevels(ctx, p.Nodes, f.Selections); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return p, nil
 }
 
 func (r *queryResolver) Event(ctx context.Context, id int) (*model.Event, error) {
-	return r.EventByID(ctx, int64(id))
+	ev, err := r.EventByID(ctx, int64(id))
+	if err != nil {
+		return nil, err
+	}
+	return ev, r.prefetchLevels(ctx, []*model.Event{ev}, graphql.GetFieldContext(ctx).Field.Selections)
 }
 
 func (r *queryResolver) EventDate(ctx context.Context, id int) (*model.EventDate, error) {
@@ -44,15 +57,7 @@ func (r *queryResolver) EventDate(ctx context.Context, id int) (*model.EventDate
 }
 
 func (r *queryResolver) Order(ctx context.Context, reference string) (*checkout.OrderView, error) {
-	c, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	o, err := r.Checkout.Order(ctx, c, reference)
-	if err != nil {
-		return nil, err
-	}
-	return checkout.View(o), nil
+	return r.Resolver.Order(ctx, reference)
 }
 
 func (r *Resolver) Event() graph.EventResolver { return &eventResolver{r} }

@@ -1,0 +1,125 @@
+package resolvers
+
+import (
+	"context"
+	"slices"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/graph/model"
+	"github.com/boxoffice/boxoffice/loaders"
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// datesWanted is what one `dates` selection of an Event asks for.
+type datesWanted struct {
+	includePast    bool
+	venue, tickets bool
+}
+
+// prefetchLevels loads what a GraphQL selection asks of these events'
+// dates, one batch per level, before gqlgen resolves the children: the
+// dates of every event, then the venues and the tickets (or, where the
+// fields are kept, only the stock) of every date shown. The children then
+// find everything primed in the loaders. Waiting for a dataloader window
+// instead would let a busy machine split a level into several statements;
+// handing the loaders all keys of a level in one call never does.
+// eventSel is the selection set of one Event.
+func (r *Resolver) prefetchLevels(ctx context.Context, events []*model.Event, eventSel ast.SelectionSet) error {
+	if len(events) == 0 || !graphql.HasOperationContext(ctx) {
+		return nil
+	}
+	op := graphql.GetOperationContext(ctx)
+	var wants []datesWanted
+	for _, f := range graphql.CollectFields(op, eventSel, []string{"Event"}) {
+		if f.Name != "dates" {
+			continue
+		}
+		var w datesWanted
+		if v, ok := f.ArgumentMap(op.Variables)["includePast"].(bool); ok {
+			w.includePast = v
+		}
+		for _, g := range graphql.CollectFields(op, f.Selections, []string{"EventDate"}) {
+			switch g.Name {
+			case "venue":
+				w.venue = true
+			case "tickets":
+				w.tickets = true
+			}
+		}
+		wants = append(wants, w)
+	}
+	if len(wants) == 0 {
+		return nil
+	}
+	l := loaders.For(ctx)
+
+	// Level 1: the dates of every event whose converted dates are not kept.
+	var need []int64
+	for _, ev := range events {
+		for _, w := range wants {
+			if _, hit := l.Cache.Get(ctx, datesKey{int64(ev.ID), w.includePast}); !hit {
+				need = append(need, int64(ev.ID))
+				break
+			}
+		}
+	}
+	stored, err := l.DatesNow(ctx, need)
+	if err != nil {
+		return err
+	}
+	byEvent := make(map[int64][]store.EventDate, len(need))
+	for i, id := range need {
+		byEvent[id] = stored[i]
+	}
+
+	// Level 2: venues and tickets of every date shown.
+	var venues, full, stock []int64
+	tickets := func(dateID int64) {
+		if _, hit := l.Cache.Get(ctx, ticketsKey(dateID)); hit {
+			stock = append(stock, dateID)
+		} else {
+			full = append(full, dateID)
+		}
+	}
+	now := r.Now()
+	for _, ev := range events {
+		for _, w := range wants {
+			if kept, hit := l.Cache.Get(ctx, datesKey{int64(ev.ID), w.includePast}); hit {
+				for _, d := range kept.([]*model.EventDate) {
+					if w.venue && d.VenueID != nil {
+						if _, hit := l.Cache.Get(ctx, venueKey(*d.VenueID)); !hit {
+							venues = append(venues, int64(*d.VenueID))
+						}
+					}
+					if w.tickets {
+						tickets(int64(d.ID))
+					}
+				}
+				continue
+			}
+			for _, d := range catalog.FilterDates(byEvent[int64(ev.ID)], w.includePast, now) {
+				if d.VenueID != nil { // converting a date reads its venue
+					venues = append(venues, *d.VenueID)
+				}
+				if w.tickets {
+					tickets(d.ID)
+				}
+			}
+		}
+	}
+	if err := l.PrimeVenues(ctx, uniq(venues)); err != nil {
+		return err
+	}
+	if err := l.PrimeTickets(ctx, uniq(full)); err != nil {
+		return err
+	}
+	return l.PrimeStock(ctx, uniq(stock))
+}
+
+// uniq returns the distinct ids, sorted.
+func uniq(ids []int64) []int64 {
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
