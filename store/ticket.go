@@ -84,3 +84,46 @@ func StockOfDates(ctx context.Context, db bun.IDB, dateIDs []int64) ([]Ticket, e
 		Scan(ctx)
 	return ts, translate(err)
 }
+
+// TicketsByIDs returns the tickets with these ids, ordered by id.
+func TicketsByIDs(ctx context.Context, db bun.IDB, ids []int64) ([]Ticket, error) {
+	ts := []Ticket{}
+	if len(ids) == 0 {
+		return ts, nil
+	}
+	err := db.NewSelect().Model(&ts).Where("t.id IN (?)", bun.List(ids)).Order("t.id").Scan(ctx)
+	return ts, translate(err)
+}
+
+// HoldStock moves qty of a ticket into held, or into sold when sell is
+// true, only if that much is available. It reports false, changing nothing,
+// when it is not: one conditional UPDATE, so concurrent checkouts can never
+// oversell.
+func HoldStock(ctx context.Context, db bun.IDB, ticketID, qty int64, sell bool, now time.Time) (bool, error) {
+	col := "held"
+	if sell {
+		col = "sold"
+	}
+	res, err := db.NewUpdate().Model((*Ticket)(nil)).
+		Set("? = ? + ?", bun.Ident(col), bun.Ident(col), qty).
+		Set("updated_at = ?", now).
+		Where("id = ?", ticketID).
+		Where("(quantity IS NULL OR quantity - sold - held >= ?)", qty).
+		Exec(ctx)
+	if err != nil {
+		return false, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// SettleStock moves qty of a ticket out of held: into sold when sell is true,
+// back to available otherwise.
+func SettleStock(ctx context.Context, db bun.IDB, ticketID, qty int64, sell bool, now time.Time) error {
+	q := db.NewUpdate().Model((*Ticket)(nil)).Set("held = held - ?", qty).Set("updated_at = ?", now).Where("id = ?", ticketID)
+	if sell {
+		q = q.Set("sold = sold + ?", qty)
+	}
+	_, err := q.Exec(ctx)
+	return translate(err)
+}
