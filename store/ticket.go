@@ -31,6 +31,32 @@ type Ticket struct {
 	UpdatedAt          time.Time `bun:"updated_at,notnull"`
 }
 
+// ticketCatalogColumns are the columns a catalog import writes to an
+// existing ticket: all but id, created_at and the live counts sold and
+// held, which only checkout and settlement move.
+var ticketCatalogColumns = []string{
+	"reference", "event_date_id", "name", "description", "free", "price", "promotional_price",
+	"quantity", "tickets_per_attendee", "sales_start", "sales_end", "currency", "updated_at",
+}
+
+// UpdateTicketCatalog writes t's catalog columns, never sold or held, only
+// if t's quantity is not below the row's sold + held at write time. It
+// reports false, changing nothing, when the quantity is below them: one
+// conditional UPDATE, so an import racing live holds neither erases them
+// nor undercuts them.
+func UpdateTicketCatalog(ctx context.Context, db bun.IDB, t *Ticket) (bool, error) {
+	q := db.NewUpdate().Model(t).Column(ticketCatalogColumns...).WherePK()
+	if t.Quantity != nil {
+		q = q.Where("? >= sold + held", *t.Quantity)
+	}
+	res, err := q.Exec(ctx)
+	if err != nil {
+		return false, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
 // TicketsOfDates returns the tickets of these event dates, ordered by date and id.
 func TicketsOfDates(ctx context.Context, db bun.IDB, dateIDs []int64) ([]Ticket, error) {
 	ts := []Ticket{}
