@@ -210,10 +210,29 @@ func (s *Service) Venues(ctx context.Context, ids []int64) (map[int64]*store.Ven
 	return out, nil
 }
 
-// Upcoming reports whether a date is active and has not ended at now.
+// Upcoming reports whether a date is active and has not ended at now: the
+// dates listings show and event summaries count.
 func Upcoming(d *store.EventDate, now time.Time) bool {
-	return d.Active && d.EndAt.After(now)
+	return d.Active && !ended(d, now)
 }
+
+// DateOnSale returns nil when tickets of date d can be bought at now, and
+// otherwise event_date_not_available saying whether d is inactive, has
+// ended or is payout-locked: an upcoming date not locked for payout.
+func DateOnSale(d *store.EventDate, now time.Time) error {
+	switch {
+	case !d.Active:
+		return apperr.New(apperr.EventDateNotAvailable, "Event date %d is not active.", d.ID)
+	case ended(d, now):
+		return apperr.New(apperr.EventDateNotAvailable, "Event date %d has ended.", d.ID)
+	case d.PayoutLocked:
+		return apperr.New(apperr.EventDateNotAvailable, "Event date %d is closed for sales.", d.ID)
+	}
+	return nil
+}
+
+// ended reports whether d has ended at now; a date ending at now has.
+func ended(d *store.EventDate, now time.Time) bool { return !d.EndAt.After(now) }
 
 // FilterDates keeps the upcoming dates, or all given dates when includePast.
 func FilterDates(dates []store.EventDate, includePast bool, now time.Time) []store.EventDate {

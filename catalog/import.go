@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"time"
 
@@ -21,8 +22,10 @@ type ImportResult struct {
 // transaction: all of it is written, or nothing. Rows whose values did not
 // change are left untouched, so importing the same file twice changes
 // nothing. A ticket's sold count is seeded only when the ticket is created;
-// later imports keep the live count. It returns a *FileError naming the
-// reference and field of every problem.
+// later imports never write sold or held, and refuse a quantity below them
+// as they stand when the import writes, so it may run beside live
+// checkouts. It returns a *FileError naming the reference and field of
+// every problem.
 func Import(ctx context.Context, db *store.DB, f *File, now time.Time) (*ImportResult, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
@@ -83,7 +86,7 @@ func (im *importer) venues(ctx context.Context, f *File) error {
 			Reference: v.Reference, Name: v.Name, Slug: v.Slug,
 			Street: v.Street, City: v.City, State: v.State, Lat: v.Lat, Lng: v.Lng,
 		}
-		id, err := upsert(ctx, im.tx, row, byRef[v.Reference], im.now)
+		id, _, err := upsert(ctx, im.tx, row, byRef[v.Reference], im.now, updateRow)
 		if err != nil {
 			return err
 		}
@@ -155,7 +158,7 @@ func (im *importer) events(ctx context.Context, f *File) error {
 			PasswordProtected: e.PasswordProtected, USSDCode: e.USSDCode, USSDFullCode: e.USSDFullCode,
 			SalesStart: parseInstant(&p, "", "", e.SalesStart), SalesEnd: parseInstant(&p, "", "", e.SalesEnd),
 		}
-		eventID, err := upsert(ctx, im.tx, row, oldEvents[e.Reference], im.now)
+		eventID, _, err := upsert(ctx, im.tx, row, oldEvents[e.Reference], im.now, updateRow)
 		if err != nil {
 			return err
 		}
@@ -184,7 +187,7 @@ func (im *importer) date(ctx context.Context, eventID int64, d *DateSpec, old *s
 		}
 		row.VenueID = &id
 	}
-	dateID, err := upsert(ctx, im.tx, row, old, im.now)
+	dateID, _, err := upsert(ctx, im.tx, row, old, im.now, updateRow)
 	if err != nil {
 		return err
 	}
@@ -198,21 +201,43 @@ func (im *importer) date(ctx context.Context, eventID int64, d *DateSpec, old *s
 		}
 		row.Price = amount(t.Price)
 		row.PromotionalPrice = amount(t.PromotionalPrice)
-		if prev := oldTickets[t.Reference]; prev != nil {
-			// Live stock counts belong to checkout, not to the file.
+		prev := oldTickets[t.Reference]
+		if prev != nil {
+			// Live stock counts belong to checkout, not to the file. Those
+			// read may be stale by now: they are copied only so that they
+			// do not count as a change; UpdateTicketCatalog never writes
+			// them, and checks the quantity against the live ones.
 			row.Sold, row.Held = prev.Sold, prev.Held
-			if row.Quantity != nil && *row.Quantity < prev.Sold+prev.Held {
-				im.problems.add(where("ticket", 0, t.Reference), "quantity",
-					"%d is less than the %d tickets already sold or held", *row.Quantity, prev.Sold+prev.Held)
-				continue
-			}
 		}
-		id, err := upsert(ctx, im.tx, row, oldTickets[t.Reference], im.now)
+		id, ok, err := upsert(ctx, im.tx, row, prev, im.now, store.UpdateTicketCatalog)
 		if err != nil {
 			return err
 		}
+		if !ok {
+			if err := im.quantityBelowStock(ctx, row); err != nil {
+				return err
+			}
+			continue
+		}
 		im.res.Tickets[t.Reference] = id
 	}
+	return nil
+}
+
+// quantityBelowStock reports a ticket whose update was refused: its new
+// quantity is below the tickets sold or held, read again as they stood
+// when the import wrote.
+func (im *importer) quantityBelowStock(ctx context.Context, t *store.Ticket) error {
+	live, err := store.TicketsByIDs(ctx, im.tx, []int64{t.ID})
+	if err != nil {
+		return err
+	}
+	if len(live) != 1 || t.Quantity == nil {
+		// Only a quantity can be refused, and tickets are never deleted.
+		return fmt.Errorf("catalog import: ticket %q (id %d) could not be updated", t.Reference, t.ID)
+	}
+	im.problems.add(where("ticket", 0, t.Reference), "quantity",
+		"%d is less than the %d tickets already sold or held", *t.Quantity, live[0].Sold+live[0].Held)
 	return nil
 }
 
@@ -237,17 +262,31 @@ type row interface {
 	*store.Venue | *store.Event | *store.EventDate | *store.Ticket
 }
 
-// upsert inserts row when old is nil, updates it when its values differ from
-// old, and otherwise leaves the database alone. It returns the row's id.
-func upsert[R row](ctx context.Context, tx bun.Tx, r R, old R, now time.Time) (int64, error) {
+// plainRow is a catalog model without live columns: every column of it
+// comes from the file. Tickets are not, so updateRow cannot write one.
+type plainRow interface {
+	*store.Venue | *store.Event | *store.EventDate
+}
+
+// updateRow writes every column of an existing row; it never refuses.
+func updateRow[R plainRow](ctx context.Context, db bun.IDB, r R) (bool, error) {
+	_, err := db.NewUpdate().Model(r).WherePK().Exec(ctx)
+	return true, err
+}
+
+// upsert inserts r when old is nil, writes it with update when its values
+// differ from old, and otherwise leaves the database alone. It returns the
+// row's id, and false when update refused to write.
+func upsert[R row](ctx context.Context, tx bun.Tx, r R, old R, now time.Time,
+	update func(context.Context, bun.IDB, R) (bool, error)) (int64, bool, error) {
 	rv := reflect.ValueOf(r).Elem()
 	if old == nil {
 		rv.FieldByName("CreatedAt").Set(reflect.ValueOf(now))
 		rv.FieldByName("UpdatedAt").Set(reflect.ValueOf(now))
 		if _, err := tx.NewInsert().Model(r).Returning("id").Exec(ctx); err != nil {
-			return 0, err
+			return 0, false, err
 		}
-		return rv.FieldByName("ID").Int(), nil
+		return rv.FieldByName("ID").Int(), true, nil
 	}
 	ov := reflect.ValueOf(old).Elem()
 	for _, f := range []string{"ID", "CreatedAt", "UpdatedAt"} {
@@ -256,13 +295,14 @@ func upsert[R row](ctx context.Context, tx bun.Tx, r R, old R, now time.Time) (i
 	normalizeTimes(ov)
 	normalizeTimes(rv)
 	if reflect.DeepEqual(ov.Interface(), rv.Interface()) {
-		return ov.FieldByName("ID").Int(), nil
+		return ov.FieldByName("ID").Int(), true, nil
 	}
 	rv.FieldByName("UpdatedAt").Set(reflect.ValueOf(now))
-	if _, err := tx.NewUpdate().Model(r).WherePK().Exec(ctx); err != nil {
-		return 0, err
+	ok, err := update(ctx, tx, r)
+	if err != nil {
+		return 0, false, err
 	}
-	return rv.FieldByName("ID").Int(), nil
+	return rv.FieldByName("ID").Int(), ok, nil
 }
 
 // normalizeTimes puts every time.Time field in UTC so values read back from

@@ -2,7 +2,10 @@ package catalog_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
 	"github.com/stretchr/testify/require"
+	"github.com/uptrace/bun"
 )
 
 const sampleFile = `{
@@ -144,4 +148,204 @@ func TestValidate(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		require.NoError(t, mustParse(t, sampleFile).Validate())
 	})
+}
+
+// stockFile is the fixture of the live-stock tests: one date with tickets
+// TKT-A and TKT-B, both named name with this quantity and 5 seeded as sold.
+// Changing name makes an import rewrite both ticket rows.
+func stockFile(name string, quantity int64) string {
+	ticket := func(ref string) string {
+		return fmt.Sprintf(`{"reference": %q, "name": %q, "price": "50.00", "quantity": %d, "sold": 5, "currency": "GHS"}`,
+			ref, name, quantity)
+	}
+	return `{"events": [{"reference": "EVT-S", "name": "Stock Night", "slug": "stock-night", "published": true,
+	  "dates": [{"reference": "DATE-S", "start": "2026-12-24T18:00:00Z", "end": "2026-12-25T02:00:00Z", "online": true,
+	    "tickets": [` + ticket("TKT-A") + `, ` + ticket("TKT-B") + `]}]}]}`
+}
+
+// stockBundle is what each live-stock subtest starts from: the fixture
+// imported into a fresh database reached through two handles, as the
+// importer and the checkout service would reach it.
+type stockBundle struct {
+	imports  *store.DB // the handle catalog.Import uses
+	checkout *store.DB // the handle holds are taken through
+	tickets  []int64   // TKT-A, TKT-B
+	t0       time.Time
+}
+
+func setupStock(t *testing.T, kind string) *stockBundle {
+	t.Helper()
+	url := storetest.FreshURL(t, kind)
+	b := &stockBundle{imports: storetest.OpenURL(t, url), t0: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
+	b.checkout = b.imports
+	if kind == "postgres" {
+		// A second pool, so holds run beside an import's transaction. SQLite
+		// has one writer whatever the handle: a second one only waits.
+		b.checkout = storetest.OpenURL(t, url)
+	}
+	res, err := catalog.Import(context.Background(), b.imports, mustParse(t, stockFile("Regular", 1000)), b.t0)
+	require.NoError(t, err)
+	b.tickets = []int64{res.Tickets["TKT-A"], res.Tickets["TKT-B"]}
+	return b
+}
+
+// hold takes qty of a ticket the way a live paid checkout does: one
+// conditional UPDATE inside the order's transaction.
+func (b *stockBundle) hold(ctx context.Context, ticketID, qty int64) (bool, error) {
+	var ok bool
+	err := b.checkout.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		ok, err = store.HoldStock(ctx, tx, ticketID, qty, false, b.t0)
+		return err
+	})
+	return ok, err
+}
+
+func (b *stockBundle) ticket(t *testing.T, id int64) store.Ticket {
+	t.Helper()
+	var tk store.Ticket
+	require.NoError(t, b.imports.NewSelect().Model(&tk).Where("id = ?", id).Scan(context.Background()))
+	return tk
+}
+
+// afterTicketRead runs fn once, right after the import has read the
+// tickets of its file and before it writes them.
+type afterTicketRead struct {
+	once sync.Once
+	fn   func()
+}
+
+func (h *afterTicketRead) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+	return ctx
+}
+
+func (h *afterTicketRead) AfterQuery(_ context.Context, e *bun.QueryEvent) {
+	if strings.HasPrefix(e.Query, "SELECT") && strings.Contains(e.Query, `FROM "tickets"`) && strings.Contains(e.Query, "reference IN") {
+		h.once.Do(h.fn)
+	}
+}
+
+// TestImportLiveStock checks that imports never write sold or held: holds
+// taken while an import runs all survive it, and the quantity rule is
+// checked against the stock at write time.
+func TestImportLiveStock(t *testing.T) {
+	t.Parallel()
+	for _, kind := range storetest.Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+
+			t.Run("HoldsRacingImportsKept", func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				b := setupStock(t, kind)
+				names := []string{"Regular", "Regular (renamed)"}
+				files := make([]*catalog.File, 2)
+				for i, name := range names {
+					files[i] = mustParse(t, stockFile(name, 1000))
+				}
+
+				const holders, holdsEach, minImports = 4, 25, 10
+				var (
+					wg          sync.WaitGroup
+					held        [2]atomic.Int64
+					holdersLeft atomic.Int64
+					imports     int
+					holdErr     = make(chan error, holders)
+					importErr   error
+				)
+				holdersLeft.Store(holders)
+				for h := range holders {
+					wg.Go(func() {
+						defer holdersLeft.Add(-1)
+						for i := range holdsEach {
+							k := (h + i) % 2
+							ok, err := b.hold(ctx, b.tickets[k], 1)
+							if err != nil || !ok {
+								holdErr <- fmt.Errorf("hold %d of holder %d: ok=%v err=%v", i, h, ok, err)
+								return
+							}
+							held[k].Add(1)
+						}
+					})
+				}
+				wg.Go(func() {
+					// Import an edited file over and over for as long as holds run.
+					for ; imports < minImports || holdersLeft.Load() > 0; imports++ {
+						if _, err := catalog.Import(ctx, b.imports, files[imports%2], b.t0.Add(time.Duration(imports+1)*time.Minute)); err != nil {
+							importErr = err
+							return
+						}
+					}
+				})
+				wg.Wait()
+				close(holdErr)
+				for err := range holdErr {
+					require.NoError(t, err)
+				}
+				require.NoError(t, importErr)
+				t.Logf("%d imports of an edited file ran beside %d holds", imports, holders*holdsEach)
+
+				require.Equal(t, int64(holders*holdsEach), held[0].Load()+held[1].Load())
+				for k, id := range b.tickets {
+					tk := b.ticket(t, id)
+					require.Equal(t, names[(imports-1)%2], tk.Name, "the last of %d imports rewrote ticket %d", imports, k)
+					require.Equal(t, int64(5), tk.Sold, "ticket %d: sold", k)
+					require.Equal(t, held[k].Load(), tk.Held, "ticket %d: held is every hold taken", k)
+					require.Equal(t, 1000-5-held[k].Load(), catalog.Available(&tk), "ticket %d: quantity_available", k)
+				}
+			})
+
+			t.Run("SameFileAfterHoldsWritesNothing", func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				b := setupStock(t, kind)
+				ok, err := b.hold(ctx, b.tickets[0], 7)
+				require.NoError(t, err)
+				require.True(t, ok)
+
+				_, err = catalog.Import(ctx, b.imports, mustParse(t, stockFile("Regular", 1000)), b.t0.Add(time.Hour))
+				require.NoError(t, err)
+				tk := b.ticket(t, b.tickets[0])
+				require.Equal(t, int64(7), tk.Held)
+				require.True(t, tk.UpdatedAt.Equal(b.t0), "updated_at moved to %v: live counts are not catalog values", tk.UpdatedAt)
+			})
+
+			t.Run("ErrQuantityBelowHoldsTakenDuringImport", func(t *testing.T) {
+				if kind != "postgres" {
+					t.Skip("SQLite has one writer: no hold can come between an import's read and its write")
+				}
+				t.Parallel()
+				ctx := context.Background()
+				b := setupStock(t, kind)
+				// Both tickets are read with 5 sold and nothing held; 400 of
+				// each are held before the import writes its quantity of 300.
+				var holdErrs []error
+				b.imports.AddQueryHook(&afterTicketRead{fn: func() {
+					for _, id := range b.tickets {
+						ok, err := b.hold(ctx, id, 400)
+						if err == nil && !ok {
+							err = fmt.Errorf("ticket %d: hold refused", id)
+						}
+						holdErrs = append(holdErrs, err)
+					}
+				}})
+
+				_, err := catalog.Import(ctx, b.imports, mustParse(t, stockFile("Regular (renamed)", 300)), b.t0.Add(time.Hour))
+				require.Equal(t, []error{nil, nil}, holdErrs, "the holds ran between the import's read and its write")
+				var fe *catalog.FileError
+				require.ErrorAs(t, err, &fe)
+				require.Equal(t, []string{
+					`ticket "TKT-A": quantity: 300 is less than the 405 tickets already sold or held`,
+					`ticket "TKT-B": quantity: 300 is less than the 405 tickets already sold or held`,
+				}, fe.Problems)
+				for _, id := range b.tickets {
+					tk := b.ticket(t, id)
+					require.Equal(t, "Regular", tk.Name, "the whole file is refused")
+					require.Equal(t, int64(1000), *tk.Quantity)
+					require.Equal(t, int64(400), tk.Held)
+					require.Equal(t, int64(1000-5-400), catalog.Available(&tk))
+				}
+			})
+		})
+	}
 }

@@ -294,6 +294,7 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, claim *idem
 }
 
 // eventDate checks the requested date of event.
+// Errors: event_date_not_found, event_date_not_available.
 func (s *Service) eventDate(ctx context.Context, event *store.Event, id int64, now time.Time) (*store.EventDate, error) {
 	d, err := store.EventDateOfEvent(ctx, s.DB, id, event.ID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -302,13 +303,8 @@ func (s *Service) eventDate(ctx context.Context, event *store.Event, id int64, n
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case !d.Active:
-		return nil, apperr.New(apperr.EventDateNotAvailable, "Event date %d is not active.", id)
-	case !d.EndAt.After(now):
-		return nil, apperr.New(apperr.EventDateNotAvailable, "Event date %d has ended.", id)
-	case d.PayoutLocked:
-		return nil, apperr.New(apperr.EventDateNotAvailable, "Event date %d is closed for sales.", id)
+	if err := catalog.DateOnSale(d, now); err != nil {
+		return nil, err
 	}
 	return d, nil
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -55,21 +54,6 @@ func UpdateApp(ctx context.Context, db bun.IDB, a *App) error {
 		Column("name", "status", "redirect_domains", "webhook_url", "updated_at").
 		WherePK().Exec(ctx)
 	return affectedOne(res, err)
-}
-
-// affectedOne turns "no row changed" into ErrNotFound.
-func affectedOne(res sql.Result, err error) error {
-	if err != nil {
-		return translate(err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return ErrNotFound
-	}
-	return nil
 }
 
 // CountApps returns how many apps exist.

@@ -40,3 +40,18 @@ func isUniqueViolation(err error) bool {
 	}
 	return false
 }
+
+// affectedOne turns "no row changed" into ErrNotFound.
+func affectedOne(res sql.Result, err error) error {
+	if err != nil {
+		return translate(err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

@@ -83,68 +83,6 @@ func OrderByReference(ctx context.Context, db bun.IDB, ref string) (*Order, erro
 	return o, translate(err)
 }
 
-// TicketsByIDs returns the tickets with these ids, ordered by id.
-func TicketsByIDs(ctx context.Context, db bun.IDB, ids []int64) ([]Ticket, error) {
-	ts := []Ticket{}
-	if len(ids) == 0 {
-		return ts, nil
-	}
-	err := db.NewSelect().Model(&ts).Where("t.id IN (?)", bun.List(ids)).Order("t.id").Scan(ctx)
-	return ts, translate(err)
-}
-
-// HoldStock moves qty of a ticket into held, or into sold when sell is
-// true, only if that much is available. It reports false, changing nothing,
-// when it is not: one conditional UPDATE, so concurrent checkouts can never
-// oversell.
-func HoldStock(ctx context.Context, db bun.IDB, ticketID, qty int64, sell bool, now time.Time) (bool, error) {
-	col := "held"
-	if sell {
-		col = "sold"
-	}
-	res, err := db.NewUpdate().Model((*Ticket)(nil)).
-		Set("? = ? + ?", bun.Ident(col), bun.Ident(col), qty).
-		Set("updated_at = ?", now).
-		Where("id = ?", ticketID).
-		Where("(quantity IS NULL OR quantity - sold - held >= ?)", qty).
-		Exec(ctx)
-	if err != nil {
-		return false, translate(err)
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
-}
-
-// AddFreeUsage adds qty to a daily counter of live free tickets if the
-// result stays within limit, and reports whether it did. Counters are
-// (scope, UTC day) rows, updated atomically so concurrent orders cannot
-// overshoot a cap.
-func AddFreeUsage(ctx context.Context, db bun.IDB, scope, day string, qty, limit int64) (bool, error) {
-	if qty > limit {
-		return false, nil
-	}
-	var got []int64
-	err := db.NewRaw(`INSERT INTO free_ticket_usage AS u (scope, day, quantity) VALUES (?, ?, ?)
-		ON CONFLICT (scope, day) DO UPDATE SET quantity = u.quantity + excluded.quantity
-		WHERE u.quantity + excluded.quantity <= ?
-		RETURNING quantity`, scope, day, qty, limit).Scan(ctx, &got)
-	if err != nil {
-		return false, translate(err)
-	}
-	return len(got) == 1, nil
-}
-
-// FreeUsage returns a daily counter of live free tickets (0 when absent).
-func FreeUsage(ctx context.Context, db bun.IDB, scope, day string) (int64, error) {
-	var got []int64
-	err := db.NewSelect().TableExpr("free_ticket_usage").Column("quantity").
-		Where("scope = ?", scope).Where("day = ?", day).Scan(ctx, &got)
-	if err != nil || len(got) == 0 {
-		return 0, translate(err)
-	}
-	return got[0], nil
-}
-
 // OrderItems returns the items of an order.
 func OrderItems(ctx context.Context, db bun.IDB, orderID int64) ([]OrderItem, error) {
 	var items []OrderItem
@@ -164,17 +102,6 @@ func TransitionOrder(ctx context.Context, db bun.IDB, ref, status string, now ti
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
-}
-
-// SettleStock moves qty of a ticket out of held: into sold when sell is true,
-// back to available otherwise.
-func SettleStock(ctx context.Context, db bun.IDB, ticketID, qty int64, sell bool, now time.Time) error {
-	q := db.NewUpdate().Model((*Ticket)(nil)).Set("held = held - ?", qty).Set("updated_at = ?", now).Where("id = ?", ticketID)
-	if sell {
-		q = q.Set("sold = sold + ?", qty)
-	}
-	_, err := q.Exec(ctx)
-	return translate(err)
 }
 
 // DueOrders returns the references of pending orders expired at now, oldest first.
@@ -197,4 +124,17 @@ func FlagRefundReview(ctx context.Context, db bun.IDB, ref, note string, now tim
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
+}
+
+// NextOrderSequence bumps an order's event sequence and returns the new value.
+func NextOrderSequence(ctx context.Context, db bun.IDB, orderID int64) (int64, error) {
+	var seq []int64
+	err := db.NewRaw("UPDATE orders SET event_sequence = event_sequence + 1 WHERE id = ? RETURNING event_sequence", orderID).Scan(ctx, &seq)
+	if err != nil {
+		return 0, translate(err)
+	}
+	if len(seq) == 0 {
+		return 0, ErrNotFound
+	}
+	return seq[0], nil
 }

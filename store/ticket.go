@@ -31,6 +31,32 @@ type Ticket struct {
 	UpdatedAt          time.Time `bun:"updated_at,notnull"`
 }
 
+// ticketCatalogColumns are the columns a catalog import writes to an
+// existing ticket: all but id, created_at and the live counts sold and
+// held, which only checkout and settlement move.
+var ticketCatalogColumns = []string{
+	"reference", "event_date_id", "name", "description", "free", "price", "promotional_price",
+	"quantity", "tickets_per_attendee", "sales_start", "sales_end", "currency", "updated_at",
+}
+
+// UpdateTicketCatalog writes t's catalog columns, never sold or held, only
+// if t's quantity is not below the row's sold + held at write time. It
+// reports false, changing nothing, when the quantity is below them: one
+// conditional UPDATE, so an import racing live holds neither erases them
+// nor undercuts them.
+func UpdateTicketCatalog(ctx context.Context, db bun.IDB, t *Ticket) (bool, error) {
+	q := db.NewUpdate().Model(t).Column(ticketCatalogColumns...).WherePK()
+	if t.Quantity != nil {
+		q = q.Where("? >= sold + held", *t.Quantity)
+	}
+	res, err := q.Exec(ctx)
+	if err != nil {
+		return false, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
 // TicketsOfDates returns the tickets of these event dates, ordered by date and id.
 func TicketsOfDates(ctx context.Context, db bun.IDB, dateIDs []int64) ([]Ticket, error) {
 	ts := []Ticket{}
@@ -83,4 +109,47 @@ func StockOfDates(ctx context.Context, db bun.IDB, dateIDs []int64) ([]Ticket, e
 		Order("t.event_date_id", "t.id").
 		Scan(ctx)
 	return ts, translate(err)
+}
+
+// TicketsByIDs returns the tickets with these ids, ordered by id.
+func TicketsByIDs(ctx context.Context, db bun.IDB, ids []int64) ([]Ticket, error) {
+	ts := []Ticket{}
+	if len(ids) == 0 {
+		return ts, nil
+	}
+	err := db.NewSelect().Model(&ts).Where("t.id IN (?)", bun.List(ids)).Order("t.id").Scan(ctx)
+	return ts, translate(err)
+}
+
+// HoldStock moves qty of a ticket into held, or into sold when sell is
+// true, only if that much is available. It reports false, changing nothing,
+// when it is not: one conditional UPDATE, so concurrent checkouts can never
+// oversell.
+func HoldStock(ctx context.Context, db bun.IDB, ticketID, qty int64, sell bool, now time.Time) (bool, error) {
+	col := "held"
+	if sell {
+		col = "sold"
+	}
+	res, err := db.NewUpdate().Model((*Ticket)(nil)).
+		Set("? = ? + ?", bun.Ident(col), bun.Ident(col), qty).
+		Set("updated_at = ?", now).
+		Where("id = ?", ticketID).
+		Where("(quantity IS NULL OR quantity - sold - held >= ?)", qty).
+		Exec(ctx)
+	if err != nil {
+		return false, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// SettleStock moves qty of a ticket out of held: into sold when sell is true,
+// back to available otherwise.
+func SettleStock(ctx context.Context, db bun.IDB, ticketID, qty int64, sell bool, now time.Time) error {
+	q := db.NewUpdate().Model((*Ticket)(nil)).Set("held = held - ?", qty).Set("updated_at = ?", now).Where("id = ?", ticketID)
+	if sell {
+		q = q.Set("sold = sold + ?", qty)
+	}
+	_, err := q.Exec(ctx)
+	return translate(err)
 }

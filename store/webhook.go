@@ -107,16 +107,3 @@ func RecentWebhookEvents(ctx context.Context, db bun.IDB, appID int64, limit int
 	}
 	return events, attempts, translate(err)
 }
-
-// NextOrderSequence bumps an order's event sequence and returns the new value.
-func NextOrderSequence(ctx context.Context, db bun.IDB, orderID int64) (int64, error) {
-	var seq []int64
-	err := db.NewRaw("UPDATE orders SET event_sequence = event_sequence + 1 WHERE id = ? RETURNING event_sequence", orderID).Scan(ctx, &seq)
-	if err != nil {
-		return 0, translate(err)
-	}
-	if len(seq) == 0 {
-		return 0, ErrNotFound
-	}
-	return seq[0], nil
-}
