@@ -50,6 +50,9 @@ const (
 	FreeCheckoutUnavailable   Code = "free_checkout_unavailable"
 	PaymentGatewayUnavailable Code = "payment_gateway_unavailable"
 	Internal                  Code = "internal_error"
+	// DocumentTooLarge is GraphQL's own: a document over the limits read
+	// before parsing (bytes, tokens, fields, aliases, fragments, depth).
+	DocumentTooLarge Code = "document_too_large"
 )
 
 // statuses is the only code → HTTP status table of the service.
@@ -88,6 +91,7 @@ var statuses = map[Code]int{
 	FreeCheckoutUnavailable:   http.StatusServiceUnavailable,
 	PaymentGatewayUnavailable: http.StatusServiceUnavailable,
 	Internal:                  http.StatusInternalServerError,
+	DocumentTooLarge:          http.StatusUnprocessableEntity,
 }
 
 // Status returns the HTTP status of a code; unknown codes are 500.

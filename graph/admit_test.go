@@ -2,13 +2,17 @@ package graph
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/auth"
 	"github.com/stretchr/testify/require"
 )
 
@@ -17,7 +21,7 @@ import (
 func TestAdmit(t *testing.T) {
 	var running, most, ran atomic.Int32
 	release := make(chan struct{})
-	h := admit(2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := admit(2, 2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := running.Add(1)
 		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 		}
@@ -44,4 +48,103 @@ func TestAdmit(t *testing.T) {
 	wg.Wait()
 	require.Equal(t, int32(2), most.Load())
 	require.Equal(t, int32(6), ran.Load(), "the client that left never ran")
+}
+
+func asApp(r *http.Request, app int64) *http.Request {
+	return r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{AppID: app, Environment: "test"}))
+}
+
+// TestAdmit_Share: an app that holds its share of the slots waits for its
+// own requests to finish, while another app's request runs at once.
+func TestAdmit_Share(t *testing.T) {
+	release := make(chan struct{})
+	var running sync.Map
+	h := admit(4, 2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		running.Store(r.URL.Query().Get("id"), true)
+		if r.URL.Query().Get("block") != "" {
+			<-release
+		}
+	}))
+	var wg sync.WaitGroup
+	for i := range 3 { // app 1 asks for three slots; its share is two
+		wg.Go(func() {
+			h.ServeHTTP(httptest.NewRecorder(), asApp(httptest.NewRequest(http.MethodPost, fmt.Sprintf("/graphql?block=1&id=a%d", i), nil), 1))
+		})
+	}
+	require.Eventually(t, func() bool {
+		n := 0
+		running.Range(func(any, any) bool { n++; return true })
+		return n == 2
+	}, 5*time.Second, time.Millisecond)
+
+	// App 2 runs although app 1 has a request waiting and slots remain.
+	h.ServeHTTP(httptest.NewRecorder(), asApp(httptest.NewRequest(http.MethodPost, "/graphql?id=b", nil), 2))
+	_, ran := running.Load("b")
+	require.True(t, ran)
+	n := 0
+	running.Range(func(k, _ any) bool {
+		if k.(string)[0] == 'a' {
+			n++
+		}
+		return true
+	})
+	require.Equal(t, 2, n, "app 1's third request still waits for its share")
+	close(release)
+	wg.Wait()
+}
+
+// TestReadBody_SlowBodyHoldsNoSlot: a body trickling in is read before a
+// slot is taken, so with a single slot another request still runs; a body
+// that does not arrive in time is refused without running anything.
+func TestReadBody_SlowBodyHoldsNoSlot(t *testing.T) {
+	var ran atomic.Int32
+	h := readBody(time.Hour, admit(1, 1, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		ran.Add(1)
+		_, _ = w.Write(b)
+	})))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	pr, pw := io.Pipe()
+	slowDone := make(chan string)
+	go func() {
+		res, err := http.Post(srv.URL, "application/json", pr)
+		if err != nil {
+			slowDone <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		slowDone <- string(b)
+	}()
+	_, err := pw.Write([]byte(`{"query":`)) // and nothing more for now
+	require.NoError(t, err)
+
+	res, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"query":"{ a }"}`))
+	require.NoError(t, err)
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.Equal(t, `{"query":"{ a }"}`, string(b), "the only slot was free for a whole request")
+	require.Equal(t, int32(1), ran.Load())
+
+	_, _ = pw.Write([]byte(`"{ b }"}`))
+	require.NoError(t, pw.Close())
+	require.Equal(t, `{"query":"{ b }"}`, <-slowDone)
+
+	// A body that stops arriving is cut off at the deadline, answered 422.
+	h2 := httptest.NewServer(readBody(50*time.Millisecond, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		t.Error("ran with a body that never came")
+	})))
+	defer h2.Close()
+	pr2, pw2 := io.Pipe()
+	defer pw2.Close()
+	go func() { _, _ = pw2.Write([]byte(`{"q`)) }()
+	res, err = http.Post(h2.URL, "application/json", pr2)
+	if err == nil { // the server may also close the connection first
+		b, _ = io.ReadAll(res.Body)
+		res.Body.Close()
+		require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode, "%s", b)
+		require.Contains(t, string(b), "could not be read in time")
+	}
 }

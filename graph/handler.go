@@ -27,7 +27,7 @@ const QueryCacheBytes = 16 << 20
 // GET transports, a parsed-query cache, introspection on, depth and
 // complexity limits, automatic persisted queries, errors shaped by Present
 // and panics turned into internal_error, plus any further extensions.
-func NewHandler(root ResolverRoot, log *slog.Logger, exts ...graphql.HandlerExtension) http.Handler {
+func NewHandler(root ResolverRoot, log *slog.Logger, limits DocumentLimits, exts ...graphql.HandlerExtension) http.Handler {
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: root, Complexity: complexity()}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
@@ -42,6 +42,8 @@ func NewHandler(root ResolverRoot, log *slog.Logger, exts ...graphql.HandlerExte
 	// the query is known. The cache is per instance; a miss asks the client
 	// for the full query, which the APQ protocol handles.
 	srv.Use(extension.AutomaticPersistedQuery{Cache: newBoundedCache(QueryCacheBytes, func(h, q string) int { return len(h) + len(q) })})
+	// After APQ has filled in the text, before gqlgen parses it.
+	srv.Use(documentGuard{limits: limits})
 	for _, e := range exts {
 		srv.Use(e)
 	}
@@ -52,25 +54,8 @@ func NewHandler(root ResolverRoot, log *slog.Logger, exts ...graphql.HandlerExte
 		log.ErrorContext(ctx, "panic in GraphQL resolver", "panic", p, "stack", string(debug.Stack()))
 		return apperr.New(apperr.Internal, "Internal error.")
 	})
-	return admit(runtime.GOMAXPROCS(0), srv)
-}
-
-// admit lets n requests through next at once; the others wait their turn
-// (or until their client goes). gqlgen already spreads one operation over
-// every core (a goroutine per list element), and those goroutines' stacks
-// are most of the memory an operation holds: running more operations at
-// once than there are cores multiplies the memory, not the answers.
-func admit(n int, next http.Handler) http.Handler {
-	slots := make(chan struct{}, n)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case slots <- struct{}{}:
-		case <-r.Context().Done():
-			return
-		}
-		defer func() { <-slots }()
-		next.ServeHTTP(w, r)
-	})
+	slots := max(4, 2*runtime.GOMAXPROCS(0))
+	return readBody(bodyTimeout, admit(slots, slots/2, srv))
 }
 
 // Present shapes every GraphQL error: extensions.code is the REST error code

@@ -14,6 +14,7 @@ import (
 	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/checkout"
+	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/idempotency"
 	"github.com/boxoffice/boxoffice/jobs"
 	"github.com/boxoffice/boxoffice/observe"
@@ -52,6 +53,8 @@ type Config struct {
 	RateLimits ratelimit.Config
 	// MaxBodyBytes bounds every request body.
 	MaxBodyBytes int64
+	// GraphQLLimits bound a GraphQL document before it is parsed.
+	GraphQLLimits graph.DocumentLimits
 	// PaymentProvider takes live payments: "paystack", "dev" (development
 	// only, explicitly), or "" (none: live paid checkout answers 503).
 	PaymentProvider   string
@@ -70,6 +73,7 @@ func DefaultConfig() Config {
 		FreeDailyAppCap: d.FreeDailyAppCap, FreeDailyBuyerEventCap: d.FreeDailyBuyerEventCap,
 		WebhookRetryBase: webhook.DefaultRetryBase, Jobs: jobs.DefaultConfig(),
 		RateLimits: ratelimit.DefaultConfig(), MaxBodyBytes: 1 << 20,
+		GraphQLLimits: graph.DefaultDocumentLimits(),
 	}
 }
 

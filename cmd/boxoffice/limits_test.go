@@ -262,3 +262,32 @@ func TestTwoInstances(t *testing.T) {
 		require.EqualValues(t, 1, n, "the expiry happened once")
 	})
 }
+
+// TestGraphQLDocumentLimits: documents made to be slow to parse or
+// validate are refused over HTTP before parsing, with document_too_large
+// and the status actually sent; an ordinary query still runs.
+func TestGraphQLDocumentLimits(t *testing.T) {
+	tb := setup(t, storetest.MustOpen(t, "sqlite"), func(c *Config) { c.GraphQLLimits.Fields = 500 })
+	rep := func(n int, s string) string { return strings.Repeat(s+" ", n) }
+	for name, doc := range map[string]string{
+		"RepeatedField":     "{ events { nodes { " + rep(10_000, "id") + "} } }",
+		"ManyFragments":     "{ __typename } " + rep(6_000, "fragment F on Query { __typename }"),
+		"SpreadOften":       "{ " + rep(3_000, "...F") + "} fragment F on Query { __typename }",
+		"AliasList":         "{ " + rep(1_000, "a: __typename") + "}",
+		"ConfiguredFields":  "{ events { nodes { " + rep(600, "id") + "} } }",
+		"DeepNesting":       strings.Repeat("{ events ", 100) + strings.Repeat("}", 100),
+		"PersistedTooLarge": "{ events { nodes { " + rep(10_000, "name") + "} } }",
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := tb.graphql(t, tb.testKey, doc, nil)
+			require.Equal(t, http.StatusUnprocessableEntity, res.Status, "%s", res.Raw)
+			ext := res.gqlErrorExt(t)
+			require.Equal(t, "document_too_large", ext["code"])
+			require.Equal(t, float64(res.Status), ext["status"])
+			require.Less(t, len(res.Raw), 1024, "the answer never echoes the document")
+		})
+	}
+	res := tb.graphql(t, tb.testKey, `{ events(perPage: 2) { nodes { id dates { id } } } }`, nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Raw)
+	require.Nil(t, res.Body["errors"])
+}

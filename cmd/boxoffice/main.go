@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/urfave/cli/v3"
@@ -92,6 +93,20 @@ func globalFlags() []cli.Flag {
 			Usage: "allow live free checkout (false answers 503 free_checkout_unavailable)"},
 		&cli.Int64Flag{Name: "max-body-bytes", Value: defaults.MaxBodyBytes, Sources: cli.EnvVars("MAX_BODY_BYTES"),
 			Usage: "largest request body accepted"},
+		&cli.IntFlag{Name: "graphql-max-bytes", Value: defaults.GraphQLLimits.Bytes, Sources: cli.EnvVars("GRAPHQL_MAX_BYTES"),
+			Usage: "largest GraphQL document, in bytes, read before parsing"},
+		&cli.IntFlag{Name: "graphql-max-tokens", Value: defaults.GraphQLLimits.Tokens, Sources: cli.EnvVars("GRAPHQL_MAX_TOKENS"),
+			Usage: "most lexical tokens in a GraphQL document"},
+		&cli.IntFlag{Name: "graphql-max-fields", Value: defaults.GraphQLLimits.Fields, Sources: cli.EnvVars("GRAPHQL_MAX_FIELDS"),
+			Usage: "most field selections in a GraphQL document, fragments counted where spread"},
+		&cli.IntFlag{Name: "graphql-max-aliases", Value: defaults.GraphQLLimits.Aliases, Sources: cli.EnvVars("GRAPHQL_MAX_ALIASES"),
+			Usage: "most aliased fields in a GraphQL document"},
+		&cli.IntFlag{Name: "graphql-max-fragments", Value: defaults.GraphQLLimits.Fragments, Sources: cli.EnvVars("GRAPHQL_MAX_FRAGMENTS"),
+			Usage: "most fragment definitions in a GraphQL document"},
+		&cli.IntFlag{Name: "graphql-max-spreads", Value: defaults.GraphQLLimits.Spreads, Sources: cli.EnvVars("GRAPHQL_MAX_SPREADS"),
+			Usage: "most fragment spreads written in a GraphQL document"},
+		&cli.IntFlag{Name: "graphql-max-nesting", Value: defaults.GraphQLLimits.Depth, Sources: cli.EnvVars("GRAPHQL_MAX_NESTING"),
+			Usage: "deepest nesting of selection sets as written in a GraphQL document"},
 	}
 }
 
@@ -116,7 +131,13 @@ func configFrom(cmd *cli.Command) Config {
 			TestApp: cmd.Int("rate-limit-test"), Checkout: cmd.Int("rate-limit-checkout"),
 			Window: cmd.Duration("rate-limit-window"), Prefix: defaults.RateLimits.Prefix,
 		},
-		MaxBodyBytes:      cmd.Int64("max-body-bytes"),
+		MaxBodyBytes: cmd.Int64("max-body-bytes"),
+		GraphQLLimits: graph.DocumentLimits{
+			Bytes: cmd.Int("graphql-max-bytes"), Tokens: cmd.Int("graphql-max-tokens"),
+			Fields: cmd.Int("graphql-max-fields"), Aliases: cmd.Int("graphql-max-aliases"),
+			Fragments: cmd.Int("graphql-max-fragments"), Spreads: cmd.Int("graphql-max-spreads"),
+			Depth: cmd.Int("graphql-max-nesting"),
+		},
 		PaymentProvider:   cmd.String("payment-provider"),
 		PaystackSecretKey: cmd.String("paystack-secret-key"),
 		PaystackBaseURL:   cmd.String("paystack-base-url"),

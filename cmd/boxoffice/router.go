@@ -58,7 +58,7 @@ func (m *Main) Handler() http.Handler {
 	gql := chi.Chain(
 		m.Admission.Middleware(func(w http.ResponseWriter, _ *http.Request, err error) { graph.WriteError(w, err) }),
 		loaders.Middleware(m.Catalog),
-	).Handler(graph.NewHandler(m.Resolver, m.Log, graph.NewResponseCache(m.Catalog)))
+	).Handler(graph.NewHandler(m.Resolver, m.Log, m.Config.GraphQLLimits, graph.NewResponseCache(m.Catalog)))
 	play := playground.Handler("/graphql", "/playground/assets/")
 	r.Handle("/playground/assets/*", play)
 	r.Post("/graphql", gql.ServeHTTP)

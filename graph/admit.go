@@ -1,0 +1,96 @@
+package graph
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/auth"
+)
+
+// bodyTimeout bounds how long a client may take to send a GraphQL body.
+const bodyTimeout = 10 * time.Second
+
+// readBody reads the whole request body (already bounded in size by the
+// router) within timeout before next runs, so a client trickling its body
+// byte by byte never holds an execution slot while it does.
+func readBody(timeout time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(timeout)) // not every writer supports it (tests)
+		b, err := io.ReadAll(r.Body)
+		_ = rc.SetReadDeadline(time.Time{})
+		if err != nil {
+			var maxErr *http.MaxBytesError
+			msg := "could not be read in time"
+			if errors.As(err, &maxErr) {
+				msg = "must be at most " + strconv.FormatInt(maxErr.Limit, 10) + " bytes"
+			}
+			WriteError(w, apperr.Validation(apperr.Details{"body": {msg}}))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// admit runs at most slots GraphQL operations at once, and at most share
+// of them for any one app (and environment), so one tenant's burst or
+// slow queries never take every slot. A request first waits for its app's
+// share, then for a slot; a client that leaves while waiting never runs.
+// gqlgen spreads one operation over every core (a goroutine per list
+// element) and those goroutines' stacks are most of an operation's
+// memory: the slots bound that memory.
+func admit(slots, share int, next http.Handler) http.Handler {
+	global := make(chan struct{}, slots)
+	var mu sync.Mutex
+	type tenant struct {
+		sem   chan struct{}
+		users int
+	}
+	tenants := map[string]*tenant{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := ""
+		if p, err := auth.FromContext(r.Context()); err == nil {
+			key = p.Environment + ":" + strconv.FormatInt(p.AppID, 10)
+		}
+		mu.Lock()
+		t := tenants[key]
+		if t == nil {
+			t = &tenant{sem: make(chan struct{}, share)}
+			tenants[key] = t
+		}
+		t.users++
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			if t.users--; t.users == 0 {
+				delete(tenants, key)
+			}
+			mu.Unlock()
+		}()
+
+		select {
+		case t.sem <- struct{}{}:
+		case <-r.Context().Done():
+			return
+		}
+		defer func() { <-t.sem }()
+		select {
+		case global <- struct{}{}:
+		case <-r.Context().Done():
+			return
+		}
+		defer func() { <-global }()
+		next.ServeHTTP(w, r)
+	})
+}
