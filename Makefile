@@ -19,8 +19,9 @@ test: lint ## vet, gofmt and the whole suite with the race detector (PostgreSQL 
 test-short: ## the suite without the race detector
 	$(GO) test -count=1 ./...
 
-generate: ## regenerate gqlgen code from schema.graphql
+generate: ## regenerate gqlgen code from schema.graphql, then make it run each operation in one goroutine
 	$(GO) tool gqlgen generate
+	$(GO) run ./graph/sequential graph/generated.go
 
 verify: generate ## regenerate and fail if generated code differs from what is committed
 	git diff --exit-code -- graph resolvers

@@ -50,9 +50,6 @@ const (
 	FreeCheckoutUnavailable   Code = "free_checkout_unavailable"
 	PaymentGatewayUnavailable Code = "payment_gateway_unavailable"
 	Internal                  Code = "internal_error"
-	// DocumentTooLarge is GraphQL's own: a document over the limits read
-	// before parsing (bytes, tokens, fields, aliases, fragments, depth).
-	DocumentTooLarge Code = "document_too_large"
 )
 
 // statuses is the only code → HTTP status table of the service.

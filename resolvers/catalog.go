@@ -8,7 +8,6 @@ import (
 	"github.com/boxoffice/boxoffice/graph/model"
 	"github.com/boxoffice/boxoffice/loaders"
 	"github.com/boxoffice/boxoffice/store"
-	"github.com/graph-gophers/dataloader/v7"
 )
 
 // events converts stored events with their summaries (catalog.Summaries).
@@ -34,24 +33,24 @@ func (r *Resolver) events(ctx context.Context, events []store.Event) ([]*model.E
 	return out, nil
 }
 
-// eventDates converts dates of one event with their venues. The venue
-// lookups of concurrent callers share one batch.
+// eventDates converts dates of one event with their venues, which it
+// reads in one call (already loaded when a parent primed them).
 func (r *Resolver) eventDates(ctx context.Context, dates []store.EventDate, tz string) ([]*model.EventDate, error) {
-	l := loaders.For(ctx)
-	thunks := make([]dataloader.Thunk[*store.Venue], len(dates))
+	var ids []int64
 	for i := range dates {
 		if dates[i].VenueID != nil {
-			thunks[i] = l.Venue.Load(ctx, *dates[i].VenueID)
+			ids = append(ids, *dates[i].VenueID)
 		}
 	}
+	venues, err := loaders.For(ctx).Venue.Now(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]*model.EventDate, len(dates))
-	for i := range dates {
+	for i, n := 0, 0; i < len(dates); i++ {
 		var v *store.Venue
-		if thunks[i] != nil {
-			var err error
-			if v, err = thunks[i](); err != nil {
-				return nil, err
-			}
+		if dates[i].VenueID != nil {
+			v, n = venues[n], n+1
 		}
 		out[i] = toEventDate(&dates[i], tz, v)
 	}

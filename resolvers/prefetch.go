@@ -75,14 +75,7 @@ func (r *Resolver) prefetchLevels(ctx context.Context, events []*model.Event, ev
 	}
 
 	// Level 2: venues and tickets of every date shown.
-	var venues, full, stock []int64
-	tickets := func(dateID int64) {
-		if _, hit := l.Cache.Get(ctx, ticketsKey(dateID)); hit {
-			stock = append(stock, dateID)
-		} else {
-			full = append(full, dateID)
-		}
-	}
+	var venues, tickets []int64
 	now := r.Now()
 	for _, ev := range events {
 		for _, w := range wants {
@@ -94,7 +87,7 @@ func (r *Resolver) prefetchLevels(ctx context.Context, events []*model.Event, ev
 						}
 					}
 					if w.tickets {
-						tickets(int64(d.ID))
+						tickets = append(tickets, int64(d.ID))
 					}
 				}
 				continue
@@ -104,7 +97,7 @@ func (r *Resolver) prefetchLevels(ctx context.Context, events []*model.Event, ev
 					venues = append(venues, *d.VenueID)
 				}
 				if w.tickets {
-					tickets(d.ID)
+					tickets = append(tickets, d.ID)
 				}
 			}
 		}
@@ -112,10 +105,40 @@ func (r *Resolver) prefetchLevels(ctx context.Context, events []*model.Event, ev
 	if err := l.PrimeVenues(ctx, uniq(venues)); err != nil {
 		return err
 	}
-	if err := l.PrimeTickets(ctx, uniq(full)); err != nil {
+	return r.primeTickets(ctx, tickets)
+}
+
+// prefetchDate loads what a selection asks of one date's tickets, for
+// Query.eventDate (its venue comes with the date).
+func (r *Resolver) prefetchDate(ctx context.Context, d *model.EventDate, dateSel ast.SelectionSet) error {
+	if !graphql.HasOperationContext(ctx) {
+		return nil
+	}
+	for _, f := range graphql.CollectFields(graphql.GetOperationContext(ctx), dateSel, []string{"EventDate"}) {
+		if f.Name == "tickets" {
+			return r.primeTickets(ctx, []int64{int64(d.ID)})
+		}
+	}
+	return nil
+}
+
+// primeTickets loads the tickets of these dates in at most two queries:
+// the stock columns of those whose other fields the catalog cache keeps,
+// whole rows of the others.
+func (r *Resolver) primeTickets(ctx context.Context, dateIDs []int64) error {
+	l := loaders.For(ctx)
+	var full, stock []int64
+	for _, id := range uniq(dateIDs) {
+		if _, hit := l.Cache.Get(ctx, ticketsKey(id)); hit {
+			stock = append(stock, id)
+		} else {
+			full = append(full, id)
+		}
+	}
+	if err := l.PrimeTickets(ctx, full); err != nil {
 		return err
 	}
-	return l.PrimeStock(ctx, uniq(stock))
+	return l.PrimeStock(ctx, stock)
 }
 
 // uniq returns the distinct ids, sorted.

@@ -53,7 +53,11 @@ func (r *queryResolver) Event(ctx context.Context, id int) (*model.Event, error)
 }
 
 func (r *queryResolver) EventDate(ctx context.Context, id int) (*model.EventDate, error) {
-	return r.EventDateByID(ctx, int64(id))
+	d, err := r.EventDateByID(ctx, int64(id))
+	if err != nil {
+		return nil, err
+	}
+	return d, r.prefetchDate(ctx, d, graphql.GetFieldContext(ctx).Field.Selections)
 }
 
 func (r *queryResolver) Order(ctx context.Context, reference string) (*checkout.OrderView, error) {

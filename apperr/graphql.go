@@ -1,0 +1,9 @@
+package apperr
+
+// GraphQL's own codes: answered only at /graphql, so the REST contract and
+// its OpenAPI document never list them.
+const (
+	// DocumentTooLarge refuses a GraphQL document over the limits read
+	// before parsing (bytes, tokens, fields, aliases, fragments, depth).
+	DocumentTooLarge Code = "document_too_large"
+)
