@@ -30,7 +30,7 @@ const dashboard = `query Dashboard($n: Int!) { events(perPage: $n) { nodes { id 
 
 func TestDocumentLimits_OK(t *testing.T) {
 	for name, q := range map[string]string{"Introspection": introspectionQuery, "Dashboard": dashboard,
-		"Aliases": `{ a: event(id: 1) { id } b: event(id: 2) { id } }`,
+		"Aliases":   `{ a: event(id: 1) { id } b: event(id: 2) { id } }`,
 		"Shorthand": `{ events { nodes { id } } }`, "Empty": ``, "SyntaxError": `{ events { `,
 	} {
 		t.Run(name, func(t *testing.T) {
