@@ -2,6 +2,7 @@ package graph
 
 import (
 	"hash/maphash"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -19,4 +20,16 @@ func TestSeenKeys(t *testing.T) {
 		s.again(responseKey{query: string(rune(i))})
 	}
 	require.LessOrEqual(t, len(s.keys), maxSeenKeys)
+}
+
+// TestKeptResponseCost: a kept answer is charged for everything it holds,
+// its key (the query text, which a client may pad) included.
+func TestKeptResponseCost(t *testing.T) {
+	small := responseKey{query: "{ events { nodes { id } } }", variables: "null"}
+	padded := responseKey{query: small.query + " #" + strings.Repeat("x", 1<<20), variables: "null"}
+	kept := &keptResponse{data: []byte(`{"events":{"nodes":[]}}`), stock: map[int64][]stockRow{1: make([]stockRow, 4)}}
+	require.Equal(t, 1, kept.cost(small))
+	require.GreaterOrEqual(t, kept.cost(padded), (1<<20)/512, "a 1 MiB key costs its size, not one unit")
+	big := &keptResponse{data: make([]byte, 100<<10)}
+	require.GreaterOrEqual(t, big.cost(small), (100<<10)/512)
 }
