@@ -8,6 +8,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -38,11 +39,27 @@ type Config struct {
 	PollInterval time.Duration
 	// Workers is how many jobs one instance works at once.
 	Workers int
+	// RescueAfter is how long a job may stay running before River takes it
+	// for stuck (its instance crashed mid-job) and schedules it again; zero
+	// means DefaultRescueAfter. It must exceed JobTimeout.
+	RescueAfter time.Duration
 }
+
+// JobTimeout bounds one run of a job: what a webhook delivery needs (the
+// HTTP client's timeout) plus a margin to record the attempt, so a slow
+// receiver is recorded as a failed attempt rather than cut off mid-write.
+const JobTimeout = webhook.Timeout + 5*time.Second
+
+// DefaultRescueAfter is RescueAfter by default. River's rescuer runs every
+// 30 s, so a job interrupted by a crash is rescued within two minutes of
+// its start and retried on the usual backoff as a failed attempt (River's
+// own default would leave it running for an hour).
+const DefaultRescueAfter = 90 * time.Second
 
 // DefaultConfig returns production settings.
 func DefaultConfig() Config {
-	return Config{RetryBase: webhook.DefaultRetryBase, SweepInterval: 10 * time.Second, PollInterval: 250 * time.Millisecond, Workers: 8}
+	return Config{RetryBase: webhook.DefaultRetryBase, SweepInterval: 10 * time.Second, PollInterval: 250 * time.Millisecond,
+		Workers: 8, RescueAfter: DefaultRescueAfter}
 }
 
 // Runner inserts and works jobs.
@@ -78,24 +95,39 @@ func Migrate(ctx context.Context, db *store.DB) error {
 	return nil
 }
 
-// New builds a runner over db. It does not start working until Start.
-func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, cfg Config, log *slog.Logger) (*Runner, error) {
-	workers := river.NewWorkers()
-	river.AddWorker(workers, &deliverWorker{hooks: hooks})
-	river.AddWorker(workers, &expireWorker{orders: orders, log: log})
-	rc := &river.Config{
-		Logger:            slog.New(atLeast{log.Handler(), slog.LevelWarn}).With("component", "jobs"),
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(cfg.Workers, 1)}},
-		Workers:           workers,
-		RetryPolicy:       backoff{base: cfg.RetryBase},
-		FetchPollInterval: cfg.PollInterval,
-		FetchCooldown:     min(cfg.PollInterval, 50*time.Millisecond),
-		JobTimeout:        time.Minute,
+// riverConfig is the configuration of the client that works jobs.
+// Errors: a RescueAfter not above JobTimeout, which would rescue jobs
+// still running.
+func riverConfig(cfg Config, workers *river.Workers, log *slog.Logger) (*river.Config, error) {
+	rescueAfter := cmp.Or(cfg.RescueAfter, DefaultRescueAfter)
+	if rescueAfter <= JobTimeout {
+		return nil, fmt.Errorf("jobs: RescueAfter (%s) must be longer than the job timeout (%s)", rescueAfter, JobTimeout)
+	}
+	return &river.Config{
+		Logger:               slog.New(atLeast{log.Handler(), slog.LevelWarn}).With("component", "jobs"),
+		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(cfg.Workers, 1)}},
+		Workers:              workers,
+		RetryPolicy:          backoff{base: cfg.RetryBase},
+		FetchPollInterval:    cfg.PollInterval,
+		FetchCooldown:        min(cfg.PollInterval, 50*time.Millisecond),
+		JobTimeout:           JobTimeout,
+		RescueStuckJobsAfter: rescueAfter,
 		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(
 			river.PeriodicInterval(cfg.SweepInterval),
 			func() (river.JobArgs, *river.InsertOpts) { return expireArgs{}, nil },
 			&river.PeriodicJobOpts{RunOnStart: true, ID: "expire_pending_orders"},
 		)},
+	}, nil
+}
+
+// New builds a runner over db. It does not start working until Start.
+func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, cfg Config, log *slog.Logger) (*Runner, error) {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &deliverWorker{hooks: hooks})
+	river.AddWorker(workers, &expireWorker{orders: orders, log: log})
+	rc, err := riverConfig(cfg, workers, log)
+	if err != nil {
+		return nil, err
 	}
 	r := &Runner{log: log}
 	if db.Postgres() {
@@ -169,10 +201,6 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[deliverArgs]) e
 		return river.JobCancel(err)
 	}
 	return err
-}
-
-func (w *deliverWorker) Timeout(*river.Job[deliverArgs]) time.Duration {
-	return webhook.Timeout + 5*time.Second
 }
 
 type expireArgs struct{}
