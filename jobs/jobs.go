@@ -64,9 +64,10 @@ func DefaultConfig() Config {
 
 // Runner inserts and works jobs.
 type Runner struct {
-	inserter *river.Client[*sql.Tx]
-	worker   startStopper
-	log      *slog.Logger
+	inserter    *river.Client[*sql.Tx]
+	worker      startStopper
+	log         *slog.Logger
+	rescueAfter time.Duration
 }
 
 type startStopper interface {
@@ -129,7 +130,7 @@ func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, cfg Con
 	if err != nil {
 		return nil, err
 	}
-	r := &Runner{log: log}
+	r := &Runner{log: log, rescueAfter: rc.RescueStuckJobsAfter}
 	if db.Postgres() {
 		// Inserts go through database/sql so they join Bun's transactions;
 		// the worker listens on the pgx pool for prompt pick-up.
@@ -152,10 +153,32 @@ func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, cfg Con
 	return r, nil
 }
 
-// EnqueueDelivery schedules the delivery of a webhook event inside tx.
+// EnqueueDelivery schedules the delivery of a webhook event inside tx. An
+// event has at most one unfinished delivery job (River enforces it, see
+// deliverArgs): when it already has one, nothing is inserted and the error
+// wraps webhook.ErrDeliveryPending and says where that job stands.
 func (r *Runner) EnqueueDelivery(ctx context.Context, tx bun.Tx, eventID string) error {
-	_, err := r.inserter.InsertTx(ctx, tx.Tx, deliverArgs{EventID: eventID}, nil)
-	return err
+	res, err := r.inserter.InsertTx(ctx, tx.Tx, deliverArgs{EventID: eventID}, nil)
+	if err != nil {
+		return err
+	}
+	if res.UniqueSkippedAsDuplicate {
+		return fmt.Errorf("%w: %s", webhook.ErrDeliveryPending, r.describe(res.Job))
+	}
+	return nil
+}
+
+// describe says where an unfinished delivery job stands, for an operator.
+func (r *Runner) describe(j *rivertype.JobRow) string {
+	at := func(t *time.Time) string { return t.UTC().Format(time.RFC3339) }
+	switch j.State {
+	case rivertype.JobStateRunning:
+		return fmt.Sprintf("job %d is running attempt %d of %d since %s (if its instance died, it is retried after %s)",
+			j.ID, j.Attempt, j.MaxAttempts, at(j.AttemptedAt), r.rescueAfter)
+	case rivertype.JobStateRetryable, rivertype.JobStateScheduled:
+		return fmt.Sprintf("job %d will make attempt %d of %d at %s", j.ID, j.Attempt+1, j.MaxAttempts, at(&j.ScheduledAt))
+	}
+	return fmt.Sprintf("job %d is %s, about to make attempt %d of %d", j.ID, j.State, j.Attempt+1, j.MaxAttempts)
 }
 
 // Start begins working jobs until Stop.
@@ -186,8 +209,17 @@ type deliverArgs struct {
 
 func (deliverArgs) Kind() string { return "webhook_delivery" }
 
+// InsertOpts makes a delivery job unique per event among unfinished jobs,
+// so one event never has two delivery chains at once (a redelivery while
+// one is under way is refused). Finished jobs (completed, discarded,
+// cancelled) do not count: an event delivered or given up on can be
+// delivered again.
 func (deliverArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: webhook.MaxAttempts}
+	return river.InsertOpts{MaxAttempts: webhook.MaxAttempts, UniqueOpts: river.UniqueOpts{
+		ByArgs: true,
+		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending,
+			rivertype.JobStateRetryable, rivertype.JobStateRunning, rivertype.JobStateScheduled},
+	}}
 }
 
 type deliverWorker struct {

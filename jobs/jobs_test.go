@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -50,24 +51,45 @@ func TestRiverConfig(t *testing.T) {
 	})
 }
 
-// receiver is a webhook endpoint that answers 200 and counts what arrived.
+// receiver is a webhook endpoint that answers each event with the status
+// set for it (or the default) and counts what arrived.
 type receiver struct {
 	srv *httptest.Server
 
-	mu  sync.Mutex
-	got map[string]int // deliveries by event id
+	mu       sync.Mutex
+	answer   map[string]int // by event id
+	fallback int            // for events without an answer of their own
+	got      map[string]int // deliveries by event id
 }
 
 func newReceiver(t *testing.T) *receiver {
-	rc := &receiver{got: map[string]int{}}
+	rc := &receiver{answer: map[string]int{}, fallback: http.StatusOK, got: map[string]int{}}
 	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(verify.HeaderEventID)
 		rc.mu.Lock()
-		rc.got[r.Header.Get(verify.HeaderEventID)]++
+		rc.got[id]++
+		status, ok := rc.answer[id]
+		if !ok {
+			status = rc.fallback
+		}
 		rc.mu.Unlock()
-		w.WriteHeader(http.StatusOK)
+		w.WriteHeader(status)
 	}))
 	t.Cleanup(rc.srv.Close)
 	return rc
+}
+
+func (rc *receiver) answerWith(id string, status int) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.answer[id] = status
+}
+
+// answerOthersWith sets the answer to events without one of their own.
+func (rc *receiver) answerOthersWith(status int) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.fallback = status
 }
 
 func (rc *receiver) deliveries(id string) int {
@@ -142,6 +164,18 @@ func (tb *testBundle) jobsOf(t *testing.T, eventID string) []*rivertype.JobRow {
 		var a deliverArgs
 		require.NoError(t, json.Unmarshal(j.EncodedArgs, &a))
 		if a.EventID == eventID {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// unfinished returns the jobs of an event that are not finished.
+func (tb *testBundle) unfinished(t *testing.T, eventID string) []*rivertype.JobRow {
+	t.Helper()
+	var out []*rivertype.JobRow
+	for _, j := range tb.jobsOf(t, eventID) {
+		if j.FinalizedAt == nil {
 			out = append(out, j)
 		}
 	}
@@ -224,5 +258,90 @@ func TestRescueAfterCrash(t *testing.T) {
 
 		require.Equal(t, rivertype.JobStateRunning, tb.onlyJob(t, working).State, "running for less than RescueAfter: left alone")
 		require.Equal(t, 0, tb.rc.deliveries(working))
+	})
+}
+
+// TestRedeliver: an event has one delivery chain at a time. A redelivery
+// while one is queued, waiting to retry or running is refused and changes
+// nothing; once it has ended, redelivery starts a new one.
+func TestRedeliver(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		cfg := fastConfig()
+		cfg.RetryBase = time.Hour // a failed attempt waits for its retry
+		tb := setup(t, db, cfg)
+		ctx := context.Background()
+		refused := func(t *testing.T, id, where string) {
+			t.Helper()
+			err := tb.hooks.Redeliver(ctx, id)
+			require.ErrorIs(t, err, webhook.ErrDeliveryPending)
+			require.Regexp(t, fmt.Sprintf(`^event %s was not queued again: a delivery of the event is still under way: job \d+ %s; redeliver it once that delivery has ended$`, id, where), err.Error())
+			require.Len(t, tb.unfinished(t, id), 1, "no second delivery chain")
+		}
+
+		// A failed event (no job left) is redelivered by two operators at
+		// once, before any instance works jobs: one chain is queued.
+		gaveUp := &store.WebhookEvent{ID: "evt_gaveup", AppID: tb.appID, Environment: store.EnvLive, Type: webhook.Test,
+			Payload: `{"id":"evt_gaveup"}`, Status: store.WebhookFailed, Attempts: webhook.MaxAttempts, CreatedAt: time.Now().UTC()}
+		require.NoError(t, store.InsertWebhookEvent(ctx, db, gaveUp))
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() { errs <- tb.hooks.Redeliver(ctx, gaveUp.ID) }()
+		}
+		first, second := <-errs, <-errs
+		if first != nil {
+			first, second = second, first
+		}
+		require.NoError(t, first)
+		require.ErrorIs(t, second, webhook.ErrDeliveryPending)
+		require.Len(t, tb.unfinished(t, gaveUp.ID), 1)
+		refused(t, gaveUp.ID, `is available, about to make attempt 1 of 10`)
+
+		tb.start(t)
+		waitFor(t, "the redelivery", func() bool { return tb.event(t, gaveUp.ID).Status == store.WebhookDelivered })
+		require.Equal(t, 1, tb.rc.deliveries(gaveUp.ID))
+
+		t.Run("ErrDeliveryPendingWaitingToRetry", func(t *testing.T) {
+			tb.rc.answerOthersWith(http.StatusServiceUnavailable) // from the first attempt on
+			id := tb.emit(t)
+			tb.rc.answerWith(id, http.StatusServiceUnavailable)
+			tb.rc.answerOthersWith(http.StatusOK)
+			waitFor(t, "the first attempt to fail", func() bool {
+				js := tb.jobsOf(t, id)
+				return len(js) == 1 && js[0].State == rivertype.JobStateRetryable
+			})
+			refused(t, id, `will make attempt 2 of 10 at \S+`)
+
+			now := time.Now().UTC()
+			tb.setJob(t, &riverdriver.JobUpdateFullParams{ID: tb.onlyJob(t, id).ID,
+				StateDoUpdate: true, State: rivertype.JobStateRunning, AttemptDoUpdate: true, Attempt: 2,
+				AttemptedAtDoUpdate: true, AttemptedAt: &now})
+			refused(t, id, `is running attempt 2 of 10 since \S+ \(if its instance died, it is retried after 1m30s\)`)
+
+			// The chain ends without recording an outcome (its job was
+			// cancelled): the event can be redelivered.
+			tb.setJob(t, &riverdriver.JobUpdateFullParams{ID: tb.onlyJob(t, id).ID,
+				StateDoUpdate: true, State: rivertype.JobStateCancelled, FinalizedAtDoUpdate: true, FinalizedAt: &now})
+			tb.rc.answerWith(id, http.StatusOK)
+			require.NoError(t, tb.hooks.Redeliver(ctx, id))
+			waitFor(t, "the redelivery", func() bool { return tb.event(t, id).Status == store.WebhookDelivered })
+			require.Equal(t, 2, tb.rc.deliveries(id))
+		})
+		t.Run("OKRightAfterDelivery", func(t *testing.T) {
+			// The outcome is recorded a moment before River marks the job
+			// finished; an operator acting on it at once is not refused.
+			id := tb.emit(t)
+			waitFor(t, "the delivery", func() bool { return tb.event(t, id).Status == store.WebhookDelivered })
+			require.NoError(t, tb.hooks.Redeliver(ctx, id))
+			waitFor(t, "the redelivery", func() bool {
+				ev := tb.event(t, id)
+				return ev.Status == store.WebhookDelivered && ev.Attempts == 2
+			})
+			require.Equal(t, 2, tb.rc.deliveries(id))
+		})
+		t.Run("ErrNotFound", func(t *testing.T) {
+			require.EqualError(t, tb.hooks.Redeliver(ctx, "evt_nope"), "webhook event evt_nope does not exist")
+		})
 	})
 }
