@@ -1,13 +1,16 @@
 package checkout
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/payments"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/uptrace/bun"
@@ -37,51 +40,154 @@ func (s *Service) emit(ctx context.Context, tx bun.Tx, o *store.Order) error {
 	return err
 }
 
-// Settle moves a pending order to paid, failed or expired, exactly once:
-// the change is a conditional update, so a second call, a concurrent one or
-// one on another instance changes nothing and reports false. Holds of a live
-// order become sold (paid) or are released (failed, expired), and the
-// order's webhook is emitted, all in one transaction.
+// StatusAt returns the status order o has at now: its stored status, except
+// that a pending order whose expires_at has passed is expired, since it can
+// only expire, whether or not the sweep has recorded that yet.
+func StatusAt(o *store.Order, now time.Time) string {
+	if o.Status == store.OrderPending && !o.ExpiresAt.IsZero() && !now.Before(o.ExpiresAt) {
+		return store.OrderExpired
+	}
+	return o.Status
+}
+
+// settlement is an outcome asked of an order: paid, failed or expired, with
+// the provider's confirmation when a real payment is behind it.
+type settlement struct {
+	status string
+	// payment is nil for a simulated (sandbox) outcome and for the sweep.
+	payment *payments.Status
+}
+
+// change is what a settlement does to an order.
+type change struct {
+	to     string // the status the order moves to; "" leaves it as it is
+	review string // when set, the payment is flagged for refund review with this note
+}
+
+// decide is the rule of an order's lifecycle, and the only place it is
+// written. Only a pending order moves, and one past its expires_at can only
+// expire, whatever outcome is asked. Money is never dropped: a payment
+// confirmed for an order it cannot make paid (expired, failed, completed,
+// past expiry) or for the wrong amount is flagged for refund review; a
+// payment of the wrong amount leaves a pending order waiting. A repeated
+// confirmation of a paid order changes nothing.
+func decide(o *store.Order, s settlement, now time.Time) change {
+	var c change
+	if o.Status == store.OrderPending {
+		c.to = s.status
+		if StatusAt(o, now) == store.OrderExpired {
+			c.to = store.OrderExpired
+		}
+	}
+	p := s.payment
+	if p == nil || p.State != payments.Paid || o.Status == store.OrderPaid {
+		return c
+	}
+	if p.Amount != o.TotalAmount || !strings.EqualFold(p.Currency, o.Currency) {
+		if c.to == store.OrderPaid {
+			c.to = ""
+		}
+		c.review = fmt.Sprintf("payment %s confirmed for %d %s, the order is %d %s", p.Reference, p.Amount, p.Currency, o.TotalAmount, o.Currency)
+		return c
+	}
+	if c.to != store.OrderPaid {
+		status := cmp.Or(c.to, o.Status)
+		c.review = fmt.Sprintf("payment %s confirmed while the order was %s", p.Reference, status)
+	}
+	return c
+}
+
+// Settle asks a pending order to become paid, failed or expired: the
+// sandbox page's outcomes and the expiry sweep. It reports whether the
+// order's status changed; see settle for the rule and its guarantees.
 // Errors: order_not_found.
 func (s *Service) Settle(ctx context.Context, ref, status string) (*store.Order, bool, error) {
-	if eventTypes[status] == "" || status == store.OrderCompleted {
-		return nil, false, fmt.Errorf("checkout: cannot settle an order as %q", status)
+	return s.settle(ctx, ref, settlement{status: status})
+}
+
+// settle applies decide's answer for an order, exactly once: the move out
+// of pending is a conditional update, so a second call, a concurrent one or
+// one on another instance changes nothing. Holds of a live order become
+// sold (paid) or are released (failed, expired), the order's webhook is
+// emitted and any refund review flagged, all in one transaction. When the
+// order left pending between the read it decided on and the update (the
+// sweep expired it, say), it decides again on what the order became; an
+// order leaves pending only once, so that happens at most once.
+// Errors: order_not_found.
+func (s *Service) settle(ctx context.Context, ref string, st settlement) (*store.Order, bool, error) {
+	if eventTypes[st.status] == "" || st.status == store.OrderCompleted {
+		return nil, false, fmt.Errorf("checkout: cannot settle an order as %q", st.status)
 	}
-	now := s.Now().UTC()
-	o := new(store.Order)
-	changed := false
-	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		var err error
-		changed, err = store.TransitionOrder(ctx, tx, ref, status, now, o)
-		if err != nil || !changed {
-			return err
-		}
-		if o.HoldsStock {
-			items, err := store.OrderItems(ctx, tx, o.ID)
-			if err != nil {
-				return err
-			}
-			for _, it := range items {
-				if err := store.SettleStock(ctx, tx, it.TicketID, it.Quantity, status == store.OrderPaid, now); err != nil {
-					return err
-				}
-			}
-		}
-		return s.emit(ctx, tx, o)
-	})
-	if err != nil {
-		return nil, false, err
-	}
-	if !changed {
-		o, err = store.OrderByReference(ctx, s.DB, ref)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, false, apperr.New(apperr.OrderNotFound, "Order %s was not found.", ref)
-		}
+	for {
+		o, err := s.byReference(ctx, ref)
 		if err != nil {
 			return nil, false, err
 		}
+		now := s.Now().UTC()
+		c := decide(o, st, now)
+		if c == (change{}) {
+			return o, false, nil
+		}
+		lost := false
+		err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			if c.to != "" {
+				moved, err := s.move(ctx, tx, o, c.to, now)
+				if err != nil || !moved {
+					lost = !moved
+					return err
+				}
+			}
+			if c.review != "" {
+				_, err := store.FlagRefundReview(ctx, tx, ref, c.review, now)
+				return err
+			}
+			return nil
+		})
+		switch {
+		case err != nil:
+			return nil, false, err
+		case lost:
+			continue
+		case c.review != "":
+			o, err = s.byReference(ctx, ref)
+			if err != nil {
+				return nil, false, err
+			}
+		}
+		return o, c.to != "", nil
 	}
-	return o, changed, nil
+}
+
+// move changes a pending order's status to to in tx and reports whether it
+// did: false, changing nothing, when the order is no longer pending. o
+// receives the updated row.
+func (s *Service) move(ctx context.Context, tx bun.Tx, o *store.Order, to string, now time.Time) (bool, error) {
+	moved, err := store.TransitionOrder(ctx, tx, o.Reference, to, now, o)
+	if err != nil || !moved {
+		return false, err
+	}
+	if o.HoldsStock {
+		items, err := store.OrderItems(ctx, tx, o.ID)
+		if err != nil {
+			return false, err
+		}
+		for _, it := range items {
+			if err := store.SettleStock(ctx, tx, it.TicketID, it.Quantity, to == store.OrderPaid, now); err != nil {
+				return false, err
+			}
+		}
+	}
+	return true, s.emit(ctx, tx, o)
+}
+
+// byReference returns an order by its reference.
+// Errors: order_not_found.
+func (s *Service) byReference(ctx context.Context, ref string) (*store.Order, error) {
+	o, err := store.OrderByReference(ctx, s.DB, ref)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, apperr.New(apperr.OrderNotFound, "Order %s was not found.", ref)
+	}
+	return o, err
 }
 
 // ExpireDue expires every pending order whose expires_at has passed and
@@ -131,10 +237,7 @@ type Summary struct {
 // Summarize loads an order with its event, date, venue and lines.
 // Errors: order_not_found.
 func (s *Service) Summarize(ctx context.Context, ref string) (*Summary, error) {
-	o, err := store.OrderByReference(ctx, s.DB, ref)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, apperr.New(apperr.OrderNotFound, "Order %s was not found.", ref)
-	}
+	o, err := s.byReference(ctx, ref)
 	if err != nil {
 		return nil, err
 	}

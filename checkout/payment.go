@@ -2,8 +2,6 @@ package checkout
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/boxoffice/boxoffice/apperr"
@@ -45,45 +43,23 @@ func (s *Service) createPayment(ctx context.Context, req *request, k *cart, o *s
 }
 
 // ConfirmPayment applies a payment outcome the provider confirmed (by its
-// signed callback or by verification): a pending order becomes paid (its
-// holds sold, order.paid emitted) or failed (holds released, order.failed).
-// Every call is idempotent: a duplicate confirmation changes nothing. A
-// payment confirmed for an order that already expired or failed, or for
-// the wrong amount, is recorded and flagged for refund review instead.
+// signed callback or by verification) through the rule of decide: a pending
+// order becomes paid (its holds sold, order.paid emitted) or failed (holds
+// released, order.failed), or expired when its expires_at has passed. A
+// paid payment that cannot make the order paid (it expired, failed or was
+// never payable, including when the sweep expires it while this call runs)
+// or that is for the wrong amount is recorded and flagged for refund review;
+// it is never dropped. A duplicate confirmation changes nothing, and a
+// payment still pending at the provider changes nothing yet.
 // Errors: order_not_found.
 func (s *Service) ConfirmPayment(ctx context.Context, st *payments.Status) (*store.Order, error) {
-	o, err := store.OrderByReference(ctx, s.DB, st.Reference)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, apperr.New(apperr.OrderNotFound, "Order %s was not found.", st.Reference)
+	if st.State == payments.Pending {
+		return s.byReference(ctx, st.Reference)
 	}
-	if err != nil || st.State == payments.Pending {
-		return o, err
+	to := store.OrderFailed
+	if st.State == payments.Paid {
+		to = store.OrderPaid
 	}
-	paid := st.State == payments.Paid
-	if o.Status == store.OrderPending && !o.ExpiresAt.IsZero() && !s.Now().Before(o.ExpiresAt) {
-		// Too late: the order expires (as the sweep would have done) first.
-		if o, _, err = s.Settle(ctx, o.Reference, store.OrderExpired); err != nil {
-			return nil, err
-		}
-	}
-	wrongAmount := paid && (st.Amount != o.TotalAmount || !strings.EqualFold(st.Currency, o.Currency))
-	switch {
-	case o.Status == store.OrderPending && !wrongAmount:
-		to := store.OrderFailed
-		if paid {
-			to = store.OrderPaid
-		}
-		o, _, err = s.Settle(ctx, o.Reference, to)
-		return o, err
-	case paid && o.Status != store.OrderPaid:
-		note := fmt.Sprintf("payment %s confirmed while the order was %s", st.Reference, o.Status)
-		if wrongAmount {
-			note = fmt.Sprintf("payment %s confirmed for %d %s, the order is %d %s", st.Reference, st.Amount, st.Currency, o.TotalAmount, o.Currency)
-		}
-		if _, err := store.FlagRefundReview(ctx, s.DB, o.Reference, note, s.Now().UTC()); err != nil {
-			return nil, err
-		}
-		return store.OrderByReference(ctx, s.DB, o.Reference)
-	}
-	return o, nil
+	o, _, err := s.settle(ctx, st.Reference, settlement{status: to, payment: st})
+	return o, err
 }

@@ -75,17 +75,16 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, sum *checkout.S
 	_, _ = w.Write(buf.Bytes())
 }
 
-// modeOf says what the page shows for an order's state.
+// modeOf says what the page shows for an order's state: an order past its
+// expiry shows as expired before the sweep records it.
 func (h *Handler) modeOf(o *store.Order) string {
-	switch {
-	case o.RefundReview:
+	if o.RefundReview {
 		return "review"
-	case o.Status == store.OrderPending && !o.ExpiresAt.IsZero() && !h.Now().Before(o.ExpiresAt):
-		return "expired"
-	case o.Status == store.OrderPending:
-		return "pay"
 	}
-	return o.Status
+	if status := checkout.StatusAt(o, h.Now()); status != store.OrderPending {
+		return status
+	}
+	return "pay"
 }
 
 func (h *Handler) load(w http.ResponseWriter, r *http.Request) (*checkout.Summary, bool) {

@@ -8,6 +8,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -38,18 +39,35 @@ type Config struct {
 	PollInterval time.Duration
 	// Workers is how many jobs one instance works at once.
 	Workers int
+	// RescueAfter is how long a job may stay running before River takes it
+	// for stuck (its instance crashed mid-job) and schedules it again; zero
+	// means DefaultRescueAfter. It must exceed JobTimeout.
+	RescueAfter time.Duration
 }
+
+// JobTimeout bounds one run of a job: what a webhook delivery needs (the
+// HTTP client's timeout) plus a margin to record the attempt, so a slow
+// receiver is recorded as a failed attempt rather than cut off mid-write.
+const JobTimeout = webhook.Timeout + 5*time.Second
+
+// DefaultRescueAfter is RescueAfter by default. River's rescuer runs every
+// 30 s, so a job interrupted by a crash is rescued within two minutes of
+// its start and retried on the usual backoff as a failed attempt (River's
+// own default would leave it running for an hour).
+const DefaultRescueAfter = 90 * time.Second
 
 // DefaultConfig returns production settings.
 func DefaultConfig() Config {
-	return Config{RetryBase: webhook.DefaultRetryBase, SweepInterval: 10 * time.Second, PollInterval: 250 * time.Millisecond, Workers: 8}
+	return Config{RetryBase: webhook.DefaultRetryBase, SweepInterval: 10 * time.Second, PollInterval: 250 * time.Millisecond,
+		Workers: 8, RescueAfter: DefaultRescueAfter}
 }
 
 // Runner inserts and works jobs.
 type Runner struct {
-	inserter *river.Client[*sql.Tx]
-	worker   startStopper
-	log      *slog.Logger
+	inserter    *river.Client[*sql.Tx]
+	worker      startStopper
+	log         *slog.Logger
+	rescueAfter time.Duration
 }
 
 type startStopper interface {
@@ -78,26 +96,41 @@ func Migrate(ctx context.Context, db *store.DB) error {
 	return nil
 }
 
-// New builds a runner over db. It does not start working until Start.
-func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, cfg Config, log *slog.Logger) (*Runner, error) {
-	workers := river.NewWorkers()
-	river.AddWorker(workers, &deliverWorker{hooks: hooks})
-	river.AddWorker(workers, &expireWorker{orders: orders, log: log})
-	rc := &river.Config{
-		Logger:            slog.New(atLeast{log.Handler(), slog.LevelWarn}).With("component", "jobs"),
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(cfg.Workers, 1)}},
-		Workers:           workers,
-		RetryPolicy:       backoff{base: cfg.RetryBase},
-		FetchPollInterval: cfg.PollInterval,
-		FetchCooldown:     min(cfg.PollInterval, 50*time.Millisecond),
-		JobTimeout:        time.Minute,
+// riverConfig is the configuration of the client that works jobs.
+// Errors: a RescueAfter not above JobTimeout, which would rescue jobs
+// still running.
+func riverConfig(cfg Config, workers *river.Workers, log *slog.Logger) (*river.Config, error) {
+	rescueAfter := cmp.Or(cfg.RescueAfter, DefaultRescueAfter)
+	if rescueAfter <= JobTimeout {
+		return nil, fmt.Errorf("jobs: RescueAfter (%s) must be longer than the job timeout (%s)", rescueAfter, JobTimeout)
+	}
+	return &river.Config{
+		Logger:               slog.New(atLeast{log.Handler(), slog.LevelWarn}).With("component", "jobs"),
+		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(cfg.Workers, 1)}},
+		Workers:              workers,
+		RetryPolicy:          backoff{base: cfg.RetryBase},
+		FetchPollInterval:    cfg.PollInterval,
+		FetchCooldown:        min(cfg.PollInterval, 50*time.Millisecond),
+		JobTimeout:           JobTimeout,
+		RescueStuckJobsAfter: rescueAfter,
 		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(
 			river.PeriodicInterval(cfg.SweepInterval),
 			func() (river.JobArgs, *river.InsertOpts) { return expireArgs{}, nil },
 			&river.PeriodicJobOpts{RunOnStart: true, ID: "expire_pending_orders"},
 		)},
+	}, nil
+}
+
+// New builds a runner over db. It does not start working until Start.
+func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, cfg Config, log *slog.Logger) (*Runner, error) {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &deliverWorker{hooks: hooks})
+	river.AddWorker(workers, &expireWorker{orders: orders, log: log})
+	rc, err := riverConfig(cfg, workers, log)
+	if err != nil {
+		return nil, err
 	}
-	r := &Runner{log: log}
+	r := &Runner{log: log, rescueAfter: rc.RescueStuckJobsAfter}
 	if db.Postgres() {
 		// Inserts go through database/sql so they join Bun's transactions;
 		// the worker listens on the pgx pool for prompt pick-up.
@@ -120,10 +153,32 @@ func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, cfg Con
 	return r, nil
 }
 
-// EnqueueDelivery schedules the delivery of a webhook event inside tx.
+// EnqueueDelivery schedules the delivery of a webhook event inside tx. An
+// event has at most one unfinished delivery job (River enforces it, see
+// deliverArgs): when it already has one, nothing is inserted and the error
+// wraps webhook.ErrDeliveryPending and says where that job stands.
 func (r *Runner) EnqueueDelivery(ctx context.Context, tx bun.Tx, eventID string) error {
-	_, err := r.inserter.InsertTx(ctx, tx.Tx, deliverArgs{EventID: eventID}, nil)
-	return err
+	res, err := r.inserter.InsertTx(ctx, tx.Tx, deliverArgs{EventID: eventID}, nil)
+	if err != nil {
+		return err
+	}
+	if res.UniqueSkippedAsDuplicate {
+		return fmt.Errorf("%w: %s", webhook.ErrDeliveryPending, r.describe(res.Job))
+	}
+	return nil
+}
+
+// describe says where an unfinished delivery job stands, for an operator.
+func (r *Runner) describe(j *rivertype.JobRow) string {
+	at := func(t *time.Time) string { return t.UTC().Format(time.RFC3339) }
+	switch j.State {
+	case rivertype.JobStateRunning:
+		return fmt.Sprintf("job %d is running attempt %d of %d since %s (if its instance died, it is retried after %s)",
+			j.ID, j.Attempt, j.MaxAttempts, at(j.AttemptedAt), r.rescueAfter)
+	case rivertype.JobStateRetryable, rivertype.JobStateScheduled:
+		return fmt.Sprintf("job %d will make attempt %d of %d at %s", j.ID, j.Attempt+1, j.MaxAttempts, at(&j.ScheduledAt))
+	}
+	return fmt.Sprintf("job %d is %s, about to make attempt %d of %d", j.ID, j.State, j.Attempt+1, j.MaxAttempts)
 }
 
 // Start begins working jobs until Stop.
@@ -154,8 +209,17 @@ type deliverArgs struct {
 
 func (deliverArgs) Kind() string { return "webhook_delivery" }
 
+// InsertOpts makes a delivery job unique per event among unfinished jobs,
+// so one event never has two delivery chains at once (a redelivery while
+// one is under way is refused). Finished jobs (completed, discarded,
+// cancelled) do not count: an event delivered or given up on can be
+// delivered again.
 func (deliverArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: webhook.MaxAttempts}
+	return river.InsertOpts{MaxAttempts: webhook.MaxAttempts, UniqueOpts: river.UniqueOpts{
+		ByArgs: true,
+		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending,
+			rivertype.JobStateRetryable, rivertype.JobStateRunning, rivertype.JobStateScheduled},
+	}}
 }
 
 type deliverWorker struct {
@@ -169,10 +233,6 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[deliverArgs]) e
 		return river.JobCancel(err)
 	}
 	return err
-}
-
-func (w *deliverWorker) Timeout(*river.Job[deliverArgs]) time.Duration {
-	return webhook.Timeout + 5*time.Second
 }
 
 type expireArgs struct{}

@@ -29,8 +29,9 @@ var page = template.Must(template.New("page").Parse(pageHTML))
 // Handler serves /sandbox/checkout/{reference}.
 type Handler struct {
 	Checkout *checkout.Service
-	Now      func() time.Time
-	Log      *slog.Logger
+	// Now is the clock the page shows an order's status at.
+	Now func() time.Time
+	Log *slog.Logger
 }
 
 // Routes registers the page on r.
@@ -49,6 +50,7 @@ var outcomes = []struct{ Value, Label, Hint string }{
 type view struct {
 	*checkout.Summary
 	Reference string
+	Status    string // as checkout sees it now: expired once expires_at has passed
 	Pending   bool
 	When      string
 	Expires   string
@@ -82,7 +84,8 @@ func (h *Handler) show(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	o := sum.Order
-	v := view{Summary: sum, Reference: o.Reference, Pending: o.Status == store.OrderPending,
+	status := checkout.StatusAt(o, h.Now())
+	v := view{Summary: sum, Reference: o.Reference, Status: status, Pending: status == store.OrderPending,
 		Outcomes: outcomes, Currency: catalog.CurrencySymbol(o.Currency)}
 	loc := catalog.Zone(sum.Event.Timezone)
 	if t := catalog.FormatTime(sum.Date.StartAt, loc); t != nil {
@@ -92,7 +95,7 @@ func (h *Handler) show(w http.ResponseWriter, r *http.Request) {
 		v.Expires = catalog.FormatTime(o.ExpiresAt, loc).Display + " (" + sum.Event.Timezone + ")"
 	}
 	v.Back = o.CancelURL
-	if o.Status == store.OrderPaid {
+	if status == store.OrderPaid {
 		v.Back = o.SuccessURL
 	}
 	var buf bytes.Buffer
@@ -106,8 +109,8 @@ func (h *Handler) show(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-// settle applies the submitted outcome once and redirects the buyer. An
-// order whose expiry has passed can only expire.
+// settle applies the submitted outcome once, as checkout's rule allows (an
+// order whose expiry has passed can only expire), and redirects the buyer.
 func (h *Handler) settle(w http.ResponseWriter, r *http.Request) {
 	sum, ok := h.load(w, r)
 	if !ok {
@@ -120,11 +123,7 @@ func (h *Handler) settle(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Choose one of the outcome buttons.", http.StatusBadRequest)
 		return
 	}
-	o := sum.Order
-	if o.Status == store.OrderPending && !o.ExpiresAt.IsZero() && !h.Now().Before(o.ExpiresAt) {
-		outcome = store.OrderExpired
-	}
-	settled, _, err := h.Checkout.Settle(r.Context(), o.Reference, outcome)
+	settled, _, err := h.Checkout.Settle(r.Context(), sum.Order.Reference, outcome)
 	if err != nil {
 		h.Log.ErrorContext(r.Context(), "sandbox settle", "error", err)
 		http.Error(w, "Something went wrong; try again.", http.StatusInternalServerError)

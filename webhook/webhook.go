@@ -97,18 +97,54 @@ func (s *Service) Emit(ctx context.Context, tx bun.Tx, e Event) (string, error) 
 	return id, nil
 }
 
-// Redeliver schedules another round of delivery for an event.
+// ErrDeliveryPending is what Enqueue returns, wrapped with where that
+// delivery stands, when the event already has a delivery that has not
+// finished: an event has one delivery chain at a time.
+var ErrDeliveryPending = errors.New("a delivery of the event is still under way")
+
+// Redeliver schedules another round of delivery (up to MaxAttempts
+// attempts) of an event whose delivery has ended, delivered or failed. An
+// event whose delivery is still under way (queued, running or waiting to
+// retry) is refused with an error wrapping ErrDeliveryPending, rather than
+// given a second, concurrent delivery chain.
 func (s *Service) Redeliver(ctx context.Context, id string) error {
-	return s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := store.SetWebhookEventStatus(ctx, tx, id, store.WebhookPending); err != nil {
+	for wait := 0; ; wait++ {
+		ended := false
+		err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			ev, err := store.WebhookEventByID(ctx, tx, id)
 			if errors.Is(err, store.ErrNotFound) {
 				return fmt.Errorf("webhook event %s does not exist", id)
 			}
+			if err != nil {
+				return err
+			}
+			ended = ev.Status != store.WebhookPending
+			if err := store.SetWebhookEventStatus(ctx, tx, id, store.WebhookPending); err != nil {
+				return err
+			}
+			return s.Enqueue(ctx, tx, id)
+		})
+		if !errors.Is(err, ErrDeliveryPending) {
 			return err
 		}
-		return s.Enqueue(ctx, tx, id)
-	})
+		// An event whose last attempt is recorded has a job that River marks
+		// finished a moment later (it records job ends in batches, every
+		// 50 ms): wait for that rather than refuse an operator who acted on
+		// the recorded outcome.
+		if !ended || wait == finishWaits {
+			return fmt.Errorf("event %s was not queued again: %w; redeliver it once that delivery has ended", id, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
+
+// finishWaits bounds Redeliver's wait for a finished delivery's job to be
+// marked finished: 40 waits of 50 ms.
+const finishWaits = 40
 
 // ErrGiveUp marks a delivery that retrying cannot fix (no URL, unsafe URL).
 var ErrGiveUp = errors.New("webhook: delivery cannot succeed")

@@ -207,6 +207,10 @@ func TestWebhookCommands(t *testing.T) {
 	require.Regexp(t, `^evt_`, sent["event_id"])
 	_, err = runCLI(t, dbURL, "webhooks", "test", "--app", "99", "--env", "live")
 	require.ErrorContains(t, err, "app 99 does not exist")
+	// Its delivery is queued: redelivering would start a second chain.
+	_, err = runCLI(t, dbURL, "webhooks", "redeliver", sent["event_id"].(string), "--json")
+	require.Error(t, err)
+	require.Regexp(t, `^event evt_\w+ was not queued again: a delivery of the event is still under way: job \d+ is available, about to make attempt 1 of 10; redeliver it once that delivery has ended$`, err.Error())
 
 	// A server started on the database delivers the queued event.
 	ctx, cancel := context.WithCancel(context.Background())

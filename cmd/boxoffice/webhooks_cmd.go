@@ -109,7 +109,7 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 			},
 			{
 				Name:      "redeliver",
-				Usage:     "deliver an event again (a new round of up to 10 attempts)",
+				Usage:     "deliver an event again once its delivery has ended (a new round of up to 10 attempts); refused while one is under way",
 				ArgsUsage: "EVENT_ID",
 				Flags:     []cli.Flag{jsonFlag()},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
