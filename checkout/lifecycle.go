@@ -180,9 +180,14 @@ func (s *Service) move(ctx context.Context, tx bun.Tx, o *store.Order, to string
 	return true, s.emit(ctx, tx, o)
 }
 
-// byReference returns an order by its reference.
+// byReference returns an order by its reference. Text that cannot be a
+// reference (a NUL byte, a path of pages) names no order and never reaches
+// the database.
 // Errors: order_not_found.
 func (s *Service) byReference(ctx context.Context, ref string) (*store.Order, error) {
+	if ReferenceEnvironment(ref) == "" {
+		return nil, apperr.New(apperr.OrderNotFound, "Order %q was not found.", ref)
+	}
 	o, err := store.OrderByReference(ctx, s.DB, ref)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, apperr.New(apperr.OrderNotFound, "Order %s was not found.", ref)

@@ -93,7 +93,7 @@ func (b *lifecycleBundle) order(t *testing.T, env, event, date, ticket string, q
 		SuccessURL: ptr("https://partner.example/ok"), CancelURL: ptr("https://partner.example/no"),
 	}
 	sess, err := b.svc.Create(context.Background(), checkout.Caller{AppID: b.demo.App.App.ID, Environment: env},
-		fmt.Sprintf("lifecycle-%d", b.keys), in)
+		fmt.Sprintf("lifecycle-%d", b.keys), checkout.Given(in))
 	require.NoError(t, err)
 	return b.reload(t, sess.OrderReference)
 }

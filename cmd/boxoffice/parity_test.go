@@ -270,3 +270,22 @@ func TestCheckoutLimitFirst(t *testing.T) {
 		}
 	})
 }
+
+// TestPagesMalformedReference: a reference that cannot be one (a NUL
+// byte, control characters, a very long one) is a 404 on every page that
+// takes a reference, never a database error.
+func TestPagesMalformedReference(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tb := setup(t, db)
+		for _, ref := range []string{"sbx_%00abc", "ord_%00abc", "sbx_%0A%0D", "ord_" + strings.Repeat("a", 300), "%00"} {
+			for _, path := range []string{"/sandbox/checkout/" + ref, "/checkout/" + ref, "/checkout/" + ref + "/return"} {
+				res := tb.do(t, http.MethodGet, path, "", nil)
+				require.Equal(t, http.StatusNotFound, res.Status, "GET %s: %s", path, res.Raw)
+			}
+			for _, path := range []string{"/sandbox/checkout/" + ref, "/checkout/" + ref + "/pay"} {
+				res := tb.do(t, http.MethodPost, path, "", []byte("outcome=paid"), "Content-Type", "application/x-www-form-urlencoded")
+				require.Equal(t, http.StatusNotFound, res.Status, "POST %s: %s", path, res.Raw)
+			}
+		}
+	})
+}
