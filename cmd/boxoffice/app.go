@@ -55,6 +55,9 @@ type Config struct {
 	MaxBodyBytes int64
 	// GraphQLLimits bound a GraphQL document before it is parsed.
 	GraphQLLimits graph.DocumentLimits
+	// Clock is every service's clock; nil is the real one (tests move
+	// their own instead of sleeping).
+	Clock func() time.Time
 	// PaymentProvider takes live payments: "paystack", "dev" (development
 	// only, explicitly), or "" (none: live paid checkout answers 503).
 	PaymentProvider   string
@@ -121,6 +124,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Main, error) {
 // New builds the services over an open database.
 func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	now := func() time.Time { return time.Now().UTC() }
+	if cfg.Clock != nil {
+		now = func() time.Time { return cfg.Clock().UTC() }
+	}
 	m := &Main{Config: cfg, DB: db, Log: log, Now: now}
 	var err error
 	if m.trusted, err = ratelimit.ParseTrusted(cfg.TrustedProxies); err != nil {

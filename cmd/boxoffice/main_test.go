@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,6 +53,31 @@ func setup(t testing.TB, db *store.DB, opts ...func(*Config)) *testBundle {
 		m: m, db: db, srv: srv, queries: storetest.Count(db), demo: demo,
 		testKey: demo.App.TestKey, liveKey: demo.App.LiveKey,
 	}
+}
+
+// testClock is a clock a test moves; it starts at the real time.
+type testClock struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+func newTestClock() *testClock { return &testClock{at: time.Now().UTC()} }
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.at
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at = c.at.Add(d)
+}
+
+// withClock makes every service of the bundle read c.
+func withClock(c *testClock) func(*Config) {
+	return func(cfg *Config) { cfg.Clock = c.Now }
 }
 
 // changeCatalog runs write, a change to the catalog tables, and waits

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/boxoffice/boxoffice/provision"
+	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
 	"github.com/boxoffice/boxoffice/webhook/verify"
@@ -134,7 +135,8 @@ func (tb *testBundle) submitOutcome(t testing.TB, checkoutURL, outcome string) *
 
 func TestWebhooksAndSandboxPage(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		tb := setup(t, db, fastJobs, func(c *Config) { c.SandboxExpiry = 2 * time.Second })
+		clock := newTestClock()
+		tb := setup(t, db, fastJobs, withClock(clock))
 		rc := newReceiver(t, ok)
 		tb.pointWebhooks(t, rc.srv.URL+"/hooks")
 		tb.startJobs(t)
@@ -204,7 +206,7 @@ func TestWebhooksAndSandboxPage(t *testing.T) {
 			sess := tb.checkout(t, tb.liveKey, newIdemKey(), tb.cartFor("DEMO-HIGHLIFE", "DEMO-HIGHLIFE-1", "DEMO-HIGHLIFE-VIP", 2)).data()
 			ref := sess["order_reference"].(string)
 			// Live orders live LIVE_EXPIRY (15m); bring this one's expiry to now.
-			_, err := db.NewUpdate().Model((*store.Order)(nil)).Set("expires_at = ?", time.Now().UTC().Add(-time.Second)).
+			_, err := db.NewUpdate().Model((*store.Order)(nil)).Set("expires_at = ?", clock.Now().Add(-time.Second)).
 				Where("reference = ?", ref).Exec(context.Background())
 			require.NoError(t, err)
 			waitFor(t, 10*time.Second, "the sweep to expire the order", func() bool {
@@ -232,7 +234,8 @@ func TestWebhooksAndSandboxPage(t *testing.T) {
 		t.Run("SandboxExpiresByTime", func(t *testing.T) {
 			sess := tb.checkout(t, tb.testKey, newIdemKey(), tb.highlife(1)).data()
 			ref := sess["order_reference"].(string)
-			waitFor(t, 10*time.Second, "SANDBOX_EXPIRY to pass", func() bool {
+			clock.Advance(checkout.DefaultConfig().SandboxExpiry) // SANDBOX_EXPIRY passes
+			waitFor(t, 10*time.Second, "the sweep to expire the order", func() bool {
 				return tb.get(t, "/api/v1/orders/"+ref, tb.testKey).data()["status"] == "expired"
 			})
 			res := tb.submitOutcome(t, sess["checkout_url"].(string), "paid")
