@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/checkout"
+	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
 	"github.com/boxoffice/boxoffice/webhook/verify"
