@@ -77,6 +77,9 @@ func openLoop(e endpoint, rate, maxWorkers int, warmup, d time.Duration) stats {
 }
 
 func run(e endpoint, p vegeta.Pacer, workers, maxWorkers int, d time.Duration) stats {
+	if d <= 0 { // vegeta would attack until stopped (BENCH_WARMUP=0s)
+		return stats{codes: map[string]int{}}
+	}
 	atk := vegeta.NewAttacker(
 		vegeta.Workers(uint64(workers)), vegeta.MaxWorkers(uint64(maxWorkers)),
 		vegeta.Connections(maxWorkers), vegeta.KeepAlive(true), vegeta.Timeout(30*time.Second),
