@@ -392,13 +392,13 @@ func endpoints(base string, sd *seeded) map[string]endpoint {
 		epTickets: {name: "tickets", method: http.MethodGet, want: http.StatusOK, target: func(i uint64, t *vegeta.Target) {
 			t.URL, t.Header = fmt.Sprintf("%s/api/v1/event-dates/%d/tickets", base, dateIDs[i%uint64(len(dateIDs))]), keyHdr
 		}},
-		epGraphQL: {name: "graphql", method: http.MethodPost, want: http.StatusOK, target: func(_ uint64, t *vegeta.Target) {
+		epGraphQL: {name: "graphql", method: http.MethodPost, want: http.StatusOK, graphql: true, target: func(_ uint64, t *vegeta.Target) {
 			t.URL, t.Header, t.Body = base+"/graphql", gqlHdr, gqlBody
 		}},
 		// A new alias per request makes a new query text: the response
 		// cache never answers, so every request parses, validates and
 		// executes (the catalog cache still serves the rows).
-		epGraphQLN: {name: "graphql-new", method: http.MethodPost, want: http.StatusOK, target: func(i uint64, t *vegeta.Target) {
+		epGraphQLN: {name: "graphql-new", method: http.MethodPost, want: http.StatusOK, graphql: true, target: func(i uint64, t *vegeta.Target) {
 			body, _ := json.Marshal(map[string]any{"variables": map[string]any{"n": 50},
 				"query": strings.Replace(nestedQuery, "nodes { id", fmt.Sprintf("nodes { r%d: id", i), 1)})
 			t.URL, t.Header, t.Body = base+"/graphql", gqlHdr, body
