@@ -58,6 +58,9 @@ const (
 	targetPeakRSS     = 150_000_000 // bytes (150 MB)
 )
 
+// The small GraphQL query: one event and its dates, over every event id.
+const smallQuery = `query Small($id: Int!) { event(id: $id) { id name dates { id startdateIso venueName } } }`
+
 // The nested GraphQL query: 50 events → dates → venue and tickets.
 const nestedQuery = `query Nested($n: Int!) { events(perPage: $n) { nodes { id name nextStartdateDisplay
   pricing { hasFreeTickets hasPaidTickets isEntirelyFree }
@@ -145,6 +148,7 @@ const (
 	epBaseline = "bare net/http (same bytes as GET /events?per_page=100)"
 	epEvents   = "GET /api/v1/events?per_page=100"
 	epTickets  = "GET /api/v1/event-dates/{id}/tickets"
+	epGraphQLS = "POST /graphql event(id)→dates (small; over 1,000 event ids)"
 	epGraphQL  = "POST /graphql events(perPage: 50)→dates→tickets"
 	epGraphQLN = "POST /graphql, the same query, a new text each request (no response cache)"
 	epCheckout = "POST /api/v1/checkout-sessions (live, paid, one hot ticket)"
@@ -152,7 +156,7 @@ const (
 )
 
 // loadOrder is the order of the closed-loop runs and of the report.
-var loadOrder = []string{epBaseline, epEvents, epTickets, epGraphQL, epGraphQLN, epCheckout, epSpread}
+var loadOrder = []string{epBaseline, epEvents, epTickets, epGraphQLS, epGraphQL, epGraphQLN, epCheckout, epSpread}
 
 func benchMain(ctx context.Context) (err error) {
 	cfg, err := loadConfig()
@@ -369,11 +373,7 @@ func ms(d time.Duration) string {
 // endpoints builds the driven requests against base.
 func endpoints(base string, sd *seeded) map[string]endpoint {
 	keyHdr := header("X-API-Key", sd.testKey)
-	dateIDs := make([]int64, 0, len(sd.ids.EventDates))
-	for _, id := range sd.ids.EventDates {
-		dateIDs = append(dateIDs, id)
-	}
-	slices.Sort(dateIDs)
+	dateIDs, eventIDs := sortedIDs(sd.ids.EventDates), sortedIDs(sd.ids.Events)
 	gqlBody, _ := json.Marshal(map[string]any{"query": nestedQuery, "variables": map[string]any{"n": 50}})
 	gqlHdr := header("X-API-Key", sd.testKey, "Content-Type", "application/json")
 	checkoutBody, _ := json.Marshal(checkoutRequest(sd, refCheckoutEvent, refCheckoutDate, refCheckoutTicket, "Bench Buyer", "buyer@bench.example"))
@@ -391,6 +391,12 @@ func endpoints(base string, sd *seeded) map[string]endpoint {
 		}},
 		epTickets: {name: "tickets", method: http.MethodGet, want: http.StatusOK, target: func(i uint64, t *vegeta.Target) {
 			t.URL, t.Header = fmt.Sprintf("%s/api/v1/event-dates/%d/tickets", base, dateIDs[i%uint64(len(dateIDs))]), keyHdr
+		}},
+		// The same text each request, over every event id in turn (so the
+		// response cache answers once it has seen an id twice).
+		epGraphQLS: {name: "graphql-small", method: http.MethodPost, want: http.StatusOK, graphql: true, target: func(i uint64, t *vegeta.Target) {
+			body, _ := json.Marshal(map[string]any{"query": smallQuery, "variables": map[string]any{"id": eventIDs[i%uint64(len(eventIDs))]}})
+			t.URL, t.Header, t.Body = base+"/graphql", gqlHdr, body
 		}},
 		epGraphQL: {name: "graphql", method: http.MethodPost, want: http.StatusOK, graphql: true, target: func(_ uint64, t *vegeta.Target) {
 			t.URL, t.Header, t.Body = base+"/graphql", gqlHdr, gqlBody
@@ -414,6 +420,16 @@ func endpoints(base string, sd *seeded) map[string]endpoint {
 				"Idempotency-Key", fmt.Sprintf("bench-spread-%d-%d", run, i))
 		}},
 	}
+}
+
+// sortedIDs is the ids of an import result's map, in order.
+func sortedIDs(byRef map[string]int64) []int64 {
+	ids := make([]int64, 0, len(byRef))
+	for _, id := range byRef {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 func checkoutRequest(sd *seeded, event, date, ticket, name, email string) map[string]any {
