@@ -176,13 +176,13 @@ func benchMain(ctx context.Context) (err error) {
 		return err
 	}
 	step("creating database %s", benchDB)
-	dbURL, err := createBenchDB(ctx, cfg.adminURL)
+	dbURL, err := createBenchDB(ctx, cfg.adminURL, benchDB)
 	if err != nil {
 		return err
 	}
 	if !cfg.keepDB {
 		defer func() {
-			if derr := dropBenchDB(context.Background(), cfg.adminURL); derr != nil {
+			if derr := dropBenchDB(context.Background(), cfg.adminURL, benchDB); derr != nil {
 				err = errors.Join(err, derr)
 			} else {
 				step("dropped database %s", benchDB)
@@ -264,21 +264,11 @@ func benchMain(ctx context.Context) (err error) {
 	res.bodySizes[epBaseline] = res.bodySizes[epEvents]
 
 	pid := srv.cmd.Process.Pid
-	// measure warms up, then runs e measured, with the server's and the
-	// database backends' CPU time over the measured part.
 	measure := func(e endpoint, warm, measured func() stats) stats {
-		warm()
-		self := os.Getpid()
-		srv0, pg0, me0, all0, t0 := procCPU(pid), pgBackendsCPU(benchDB), procCPU(self), machineBusy(), time.Now()
-		s := measured()
-		srv1, pg1, me1, all1, wall := procCPU(pid), pgBackendsCPU(benchDB), procCPU(self), machineBusy(), time.Since(t0)
-		if n := time.Duration(max(s.requests, 1)); e.name != "baseline" {
-			s.serverCPU = (srv1 - srv0) / n
-			s.pgCPU = (pg1 - pg0) / n
+		s := measureRun(pid, benchDB, warm, measured)
+		if e.name == "baseline" { // the bare handler runs in this process, not the server
+			s.serverCPU, s.pgCPU = 0, 0
 		}
-		ours := (srv1 - srv0) + (pg1 - pg0) + (me1 - me0)
-		s.otherCPU = max(float64(all1-all0-ours), 0) / float64(wall*time.Duration(runtime.NumCPU()))
-		s.hwm, _ = srv.peakRSS()
 		return s
 	}
 	// alive fails the benchmark when the server died under a run (a crash,
@@ -364,6 +354,25 @@ func benchMain(ctx context.Context) (err error) {
 
 func step(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+}
+
+// measureRun warms up, then runs measured, with the CPU time of the server
+// process pid and of the PostgreSQL backends of database db over the
+// measured part (per request), the share of the machine's CPU that other
+// processes used meanwhile, and the server's VmHWM afterwards.
+func measureRun(pid int, db string, warm, measured func() stats) stats {
+	warm()
+	self := os.Getpid()
+	srv0, pg0, me0, all0, t0 := procCPU(pid), pgBackendsCPU(db), procCPU(self), machineBusy(), time.Now()
+	s := measured()
+	srv1, pg1, me1, all1, wall := procCPU(pid), pgBackendsCPU(db), procCPU(self), machineBusy(), time.Since(t0)
+	n := time.Duration(max(s.requests, 1))
+	s.serverCPU = (srv1 - srv0) / n
+	s.pgCPU = (pg1 - pg0) / n
+	ours := (srv1 - srv0) + (pg1 - pg0) + (me1 - me0)
+	s.otherCPU = max(float64(all1-all0-ours), 0) / float64(wall*time.Duration(runtime.NumCPU()))
+	s.hwm, _ = peakRSS(pid)
+	return s
 }
 
 func ms(d time.Duration) string {
