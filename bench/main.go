@@ -20,6 +20,10 @@
 // database afterwards, BENCH_PERF=1 to also record the server with perf
 // under each endpoint's load (after the measured runs) and list its top
 // symbols.
+//
+// `go run . peers` (`make bench-peers`) instead compares Boxoffice with
+// PostGraphile 5 on the same catalog and the same GraphQL queries; see
+// peers.go.
 package main
 
 import (
@@ -82,7 +86,15 @@ type config struct {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := benchMain(ctx); err != nil {
+	run := benchMain
+	switch args := os.Args[1:]; {
+	case len(args) == 1 && args[0] == "peers":
+		run = peersMain
+	case len(args) > 0:
+		fmt.Fprintln(os.Stderr, "usage: go run . [peers]")
+		os.Exit(2)
+	}
+	if err := run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "bench: "+err.Error())
 		os.Exit(1)
 	}

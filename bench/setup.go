@@ -24,8 +24,12 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// benchDB is the database the benchmark creates and drops.
-const benchDB = "boxoffice_bench"
+// The databases the benchmarks create and drop: make bench's, and make
+// bench-peers' (its own, so that the two can run at the same time).
+const (
+	benchDB = "boxoffice_bench"
+	peersDB = "boxoffice_bench_peers"
+)
 
 // adminExec runs statements on the admin database of adminURL.
 func adminExec(ctx context.Context, adminURL string, stmts ...string) error {
@@ -293,9 +297,10 @@ func seed(ctx context.Context, bin, dir, dbURL string) (*seeded, error) {
 	return s, nil
 }
 
-// server is a running server process (`boxoffice serve`).
+// server is a running server process: `boxoffice serve`, or PostGraphile
+// (peers.go).
 type server struct {
-	name    string // for messages: "boxoffice serve"
+	name    string // for messages: "boxoffice serve", "PostGraphile"
 	cmd     *exec.Cmd
 	base    string // http://127.0.0.1:port
 	logPath string
