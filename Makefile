@@ -31,8 +31,24 @@ lint: ## go vet and gofmt
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-.PHONY: bench
-bench: ## end-to-end benchmark on PostgreSQL (BENCH_DATABASE_URL) and hot-path testing.B; writes bench/results.md
+.PHONY: bench bench-peers bench-postgres
+bench: bench-postgres ## end-to-end benchmark on PostgreSQL (BENCH_DATABASE_URL) and hot-path testing.B; writes bench/results.md
+	cd bench && GO=$(GO) $(GO) run -mod=mod .
+
+bench-peers: bench-postgres bench/peers/node_modules/.package-lock.json ## the same GraphQL queries against Boxoffice and PostGraphile 5 (npm ci in bench/peers); writes bench/peers-results.md
+	cd bench && GO=$(GO) $(GO) run -mod=mod . peers
+
+# PostGraphile 5.1.5 and the Node.js 22 it needs, exactly as
+# bench/peers/package-lock.json pins them; reinstalled when the lock file
+# changes. npm itself runs on the machine's Node.js, older than the engines
+# field the packages ask for, hence the loglevel.
+bench/peers/node_modules/.package-lock.json: bench/peers/package-lock.json bench/peers/package.json
+	cd bench/peers && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# PostgreSQL on 127.0.0.1:5432, started like .ci/run does when it is down,
+# unless BENCH_DATABASE_URL names another.
+bench-postgres:
 	@if [ -z "$$BENCH_DATABASE_URL" ] && ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then \
 	  echo "bench: starting PostgreSQL"; \
 	  pg_ctlcluster --skip-systemctl-redirect "$$(ls /etc/postgresql 2>/dev/null | head -n1)" main start || true; \
@@ -41,4 +57,3 @@ bench: ## end-to-end benchmark on PostgreSQL (BENCH_DATABASE_URL) and hot-path t
 	    echo "bench: PostgreSQL at 127.0.0.1:5432 is unreachable; start it or set BENCH_DATABASE_URL" >&2; exit 1; \
 	  fi; \
 	fi
-	cd bench && GO=$(GO) $(GO) run -mod=mod .

@@ -4,8 +4,11 @@ package main
 // used as a library) and summarising every recorded latency exactly.
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"math"
+	"net"
 	"net/http"
 	"slices"
 	"sync/atomic"
@@ -19,6 +22,9 @@ type endpoint struct {
 	name   string
 	method string
 	want   int // the status every request must get
+	// graphql: an answer with an "errors" key anywhere in its body is an
+	// error too, whatever its status (gqlErrorsTransport).
+	graphql bool
 	// target fills the i-th request (called concurrently).
 	target func(i uint64, t *vegeta.Target)
 }
@@ -77,11 +83,20 @@ func openLoop(e endpoint, rate, maxWorkers int, warmup, d time.Duration) stats {
 }
 
 func run(e endpoint, p vegeta.Pacer, workers, maxWorkers int, d time.Duration) stats {
-	atk := vegeta.NewAttacker(
-		vegeta.Workers(uint64(workers)), vegeta.MaxWorkers(uint64(maxWorkers)),
-		vegeta.Connections(maxWorkers), vegeta.KeepAlive(true), vegeta.Timeout(30*time.Second),
-		vegeta.Redirects(vegeta.NoFollow), vegeta.MaxBody(512),
-	)
+	if d <= 0 { // vegeta would attack until stopped (BENCH_WARMUP=0s)
+		return stats{codes: map[string]int{}}
+	}
+	opts := []func(*vegeta.Attacker){vegeta.Workers(uint64(workers)), vegeta.MaxWorkers(uint64(maxWorkers))}
+	if e.graphql {
+		// vegeta's own client, as Connections and KeepAlive(true) set it
+		// up, with gqlErrorsTransport around its transport.
+		tr := &http.Transport{DialContext: (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext, MaxIdleConnsPerHost: maxWorkers}
+		opts = append(opts, vegeta.Client(&http.Client{Transport: gqlErrorsTransport{tr}}))
+	} else {
+		opts = append(opts, vegeta.Connections(maxWorkers), vegeta.KeepAlive(true))
+	}
+	opts = append(opts, vegeta.Timeout(30*time.Second), vegeta.Redirects(vegeta.NoFollow), vegeta.MaxBody(512))
+	atk := vegeta.NewAttacker(opts...)
 	lat := make([]time.Duration, 0, 1<<16)
 	s := stats{codes: map[string]int{}}
 	var first, last time.Time
@@ -94,11 +109,15 @@ func run(e endpoint, p vegeta.Pacer, workers, maxWorkers int, d time.Duration) s
 		}
 		lat = append(lat, r.Latency)
 		s.bytesRecv += r.BytesIn
-		if int(r.Code) != e.want || (r.Error != "" && r.Code == 0) {
+		gqlErr := r.Headers.Get(gqlErrorsHeader) != ""
+		if int(r.Code) != e.want || (r.Error != "" && r.Code == 0) || gqlErr {
 			s.errors++
 			key := fmt.Sprintf("%d", r.Code)
-			if r.Code == 0 {
+			switch {
+			case r.Code == 0:
 				key = r.Error
+			case gqlErr:
+				key += " with GraphQL errors"
 			}
 			s.codes[key]++
 			if s.firstErr == "" {
@@ -117,6 +136,64 @@ func run(e endpoint, p vegeta.Pacer, workers, maxWorkers int, d time.Duration) s
 		s.max = lat[len(lat)-1]
 	}
 	return s
+}
+
+// gqlErrorsHeader marks an answer that gqlErrorsTransport found errors in.
+const gqlErrorsHeader = "X-Bench-Graphql-Errors"
+
+// gqlErrorsTransport reads each whole answer as it arrives and marks it
+// with gqlErrorsHeader when it holds an "errors" key. A GraphQL server may
+// put errors after megabytes of data (PostGraphile does: {"data":…,
+// "errors":…}), beyond the 512 bytes vegeta keeps, and answers them with
+// 200. The body handed on is the first 512 bytes.
+type gqlErrorsTransport struct{ base http.RoundTripper }
+
+func (t gqlErrorsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := t.base.RoundTrip(req)
+	if err != nil {
+		return res, err
+	}
+	defer res.Body.Close()
+	var scan errorsScan
+	if _, err := io.Copy(&scan, res.Body); err != nil {
+		return nil, err
+	}
+	if scan.found {
+		res.Header.Set(gqlErrorsHeader, "1")
+	}
+	res.Body = io.NopCloser(bytes.NewReader(scan.head))
+	res.ContentLength = int64(len(scan.head))
+	return res, nil
+}
+
+// errorsScan looks for `"errors":` in a stream, across write boundaries,
+// keeping the stream's first 512 bytes.
+type errorsScan struct {
+	head  []byte
+	tail  []byte // the stream's last len(errorsKey)-1 bytes so far
+	found bool
+}
+
+var errorsKey = []byte(`"errors":`)
+
+func (s *errorsScan) Write(p []byte) (int, error) {
+	if n := 512 - len(s.head); n > 0 {
+		s.head = append(s.head, p[:min(n, len(p))]...)
+	}
+	if s.found {
+		return len(p), nil
+	}
+	// A key that straddles writes lies in the stream's last k bytes before p
+	// (s.tail) and p's first k.
+	k := len(errorsKey) - 1
+	joined := append(s.tail[:len(s.tail):len(s.tail)], p[:min(k, len(p))]...)
+	s.found = bytes.Contains(joined, errorsKey) || bytes.Contains(p, errorsKey)
+	if len(p) < k {
+		s.tail = joined[max(len(joined)-k, 0):]
+	} else {
+		s.tail = append([]byte(nil), p[len(p)-k:]...)
+	}
+	return len(p), nil
 }
 
 // percentile is the exact nearest-rank percentile of sorted latencies.

@@ -20,6 +20,10 @@
 // database afterwards, BENCH_PERF=1 to also record the server with perf
 // under each endpoint's load (after the measured runs) and list its top
 // symbols.
+//
+// `go run . peers` (`make bench-peers`) instead compares Boxoffice with
+// PostGraphile 5 on the same catalog and the same GraphQL queries; see
+// peers.go.
 package main
 
 import (
@@ -58,6 +62,9 @@ const (
 	targetPeakRSS     = 150_000_000 // bytes (150 MB)
 )
 
+// The small GraphQL query: one event and its dates, over every event id.
+const smallQuery = `query Small($id: Int!) { event(id: $id) { id name dates { id startdateIso venueName } } }`
+
 // The nested GraphQL query: 50 events → dates → venue and tickets.
 const nestedQuery = `query Nested($n: Int!) { events(perPage: $n) { nodes { id name nextStartdateDisplay
   pricing { hasFreeTickets hasPaidTickets isEntirelyFree }
@@ -79,7 +86,15 @@ type config struct {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := benchMain(ctx); err != nil {
+	run := benchMain
+	switch args := os.Args[1:]; {
+	case len(args) == 1 && args[0] == "peers":
+		run = peersMain
+	case len(args) > 0:
+		fmt.Fprintln(os.Stderr, "usage: go run . [peers]")
+		os.Exit(2)
+	}
+	if err := run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "bench: "+err.Error())
 		os.Exit(1)
 	}
@@ -145,6 +160,7 @@ const (
 	epBaseline = "bare net/http (same bytes as GET /events?per_page=100)"
 	epEvents   = "GET /api/v1/events?per_page=100"
 	epTickets  = "GET /api/v1/event-dates/{id}/tickets"
+	epGraphQLS = "POST /graphql event(id)→dates (small; over 1,000 event ids)"
 	epGraphQL  = "POST /graphql events(perPage: 50)→dates→tickets"
 	epGraphQLN = "POST /graphql, the same query, a new text each request (no response cache)"
 	epCheckout = "POST /api/v1/checkout-sessions (live, paid, one hot ticket)"
@@ -152,7 +168,7 @@ const (
 )
 
 // loadOrder is the order of the closed-loop runs and of the report.
-var loadOrder = []string{epBaseline, epEvents, epTickets, epGraphQL, epGraphQLN, epCheckout, epSpread}
+var loadOrder = []string{epBaseline, epEvents, epTickets, epGraphQLS, epGraphQL, epGraphQLN, epCheckout, epSpread}
 
 func benchMain(ctx context.Context) (err error) {
 	cfg, err := loadConfig()
@@ -172,13 +188,13 @@ func benchMain(ctx context.Context) (err error) {
 		return err
 	}
 	step("creating database %s", benchDB)
-	dbURL, err := createBenchDB(ctx, cfg.adminURL)
+	dbURL, err := createBenchDB(ctx, cfg.adminURL, benchDB)
 	if err != nil {
 		return err
 	}
 	if !cfg.keepDB {
 		defer func() {
-			if derr := dropBenchDB(context.Background(), cfg.adminURL); derr != nil {
+			if derr := dropBenchDB(context.Background(), cfg.adminURL, benchDB); derr != nil {
 				err = errors.Join(err, derr)
 			} else {
 				step("dropped database %s", benchDB)
@@ -260,21 +276,11 @@ func benchMain(ctx context.Context) (err error) {
 	res.bodySizes[epBaseline] = res.bodySizes[epEvents]
 
 	pid := srv.cmd.Process.Pid
-	// measure warms up, then runs e measured, with the server's and the
-	// database backends' CPU time over the measured part.
 	measure := func(e endpoint, warm, measured func() stats) stats {
-		warm()
-		self := os.Getpid()
-		srv0, pg0, me0, all0, t0 := procCPU(pid), pgBackendsCPU(benchDB), procCPU(self), machineBusy(), time.Now()
-		s := measured()
-		srv1, pg1, me1, all1, wall := procCPU(pid), pgBackendsCPU(benchDB), procCPU(self), machineBusy(), time.Since(t0)
-		if n := time.Duration(max(s.requests, 1)); e.name != "baseline" {
-			s.serverCPU = (srv1 - srv0) / n
-			s.pgCPU = (pg1 - pg0) / n
+		s := measureRun(pid, benchDB, warm, measured)
+		if e.name == "baseline" { // the bare handler runs in this process, not the server
+			s.serverCPU, s.pgCPU = 0, 0
 		}
-		ours := (srv1 - srv0) + (pg1 - pg0) + (me1 - me0)
-		s.otherCPU = max(float64(all1-all0-ours), 0) / float64(wall*time.Duration(runtime.NumCPU()))
-		s.hwm, _ = srv.peakRSS()
 		return s
 	}
 	// alive fails the benchmark when the server died under a run (a crash,
@@ -362,6 +368,25 @@ func step(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
 }
 
+// measureRun warms up, then runs measured, with the CPU time of the server
+// process pid and of the PostgreSQL backends of database db over the
+// measured part (per request), the share of the machine's CPU that other
+// processes used meanwhile, and the server's VmHWM afterwards.
+func measureRun(pid int, db string, warm, measured func() stats) stats {
+	warm()
+	self := os.Getpid()
+	srv0, pg0, me0, all0, t0 := procCPU(pid), pgBackendsCPU(db), procCPU(self), machineBusy(), time.Now()
+	s := measured()
+	srv1, pg1, me1, all1, wall := procCPU(pid), pgBackendsCPU(db), procCPU(self), machineBusy(), time.Since(t0)
+	n := time.Duration(max(s.requests, 1))
+	s.serverCPU = (srv1 - srv0) / n
+	s.pgCPU = (pg1 - pg0) / n
+	ours := (srv1 - srv0) + (pg1 - pg0) + (me1 - me0)
+	s.otherCPU = max(float64(all1-all0-ours), 0) / float64(wall*time.Duration(runtime.NumCPU()))
+	s.hwm, _ = peakRSS(pid)
+	return s
+}
+
 func ms(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 2, 64) + " ms"
 }
@@ -369,11 +394,7 @@ func ms(d time.Duration) string {
 // endpoints builds the driven requests against base.
 func endpoints(base string, sd *seeded) map[string]endpoint {
 	keyHdr := header("X-API-Key", sd.testKey)
-	dateIDs := make([]int64, 0, len(sd.ids.EventDates))
-	for _, id := range sd.ids.EventDates {
-		dateIDs = append(dateIDs, id)
-	}
-	slices.Sort(dateIDs)
+	dateIDs, eventIDs := sortedIDs(sd.ids.EventDates), sortedIDs(sd.ids.Events)
 	gqlBody, _ := json.Marshal(map[string]any{"query": nestedQuery, "variables": map[string]any{"n": 50}})
 	gqlHdr := header("X-API-Key", sd.testKey, "Content-Type", "application/json")
 	checkoutBody, _ := json.Marshal(checkoutRequest(sd, refCheckoutEvent, refCheckoutDate, refCheckoutTicket, "Bench Buyer", "buyer@bench.example"))
@@ -392,13 +413,19 @@ func endpoints(base string, sd *seeded) map[string]endpoint {
 		epTickets: {name: "tickets", method: http.MethodGet, want: http.StatusOK, target: func(i uint64, t *vegeta.Target) {
 			t.URL, t.Header = fmt.Sprintf("%s/api/v1/event-dates/%d/tickets", base, dateIDs[i%uint64(len(dateIDs))]), keyHdr
 		}},
-		epGraphQL: {name: "graphql", method: http.MethodPost, want: http.StatusOK, target: func(_ uint64, t *vegeta.Target) {
+		// The same text each request, over every event id in turn (so the
+		// response cache answers once it has seen an id twice).
+		epGraphQLS: {name: "graphql-small", method: http.MethodPost, want: http.StatusOK, graphql: true, target: func(i uint64, t *vegeta.Target) {
+			body, _ := json.Marshal(map[string]any{"query": smallQuery, "variables": map[string]any{"id": eventIDs[i%uint64(len(eventIDs))]}})
+			t.URL, t.Header, t.Body = base+"/graphql", gqlHdr, body
+		}},
+		epGraphQL: {name: "graphql", method: http.MethodPost, want: http.StatusOK, graphql: true, target: func(_ uint64, t *vegeta.Target) {
 			t.URL, t.Header, t.Body = base+"/graphql", gqlHdr, gqlBody
 		}},
 		// A new alias per request makes a new query text: the response
 		// cache never answers, so every request parses, validates and
 		// executes (the catalog cache still serves the rows).
-		epGraphQLN: {name: "graphql-new", method: http.MethodPost, want: http.StatusOK, target: func(i uint64, t *vegeta.Target) {
+		epGraphQLN: {name: "graphql-new", method: http.MethodPost, want: http.StatusOK, graphql: true, target: func(i uint64, t *vegeta.Target) {
 			body, _ := json.Marshal(map[string]any{"variables": map[string]any{"n": 50},
 				"query": strings.Replace(nestedQuery, "nodes { id", fmt.Sprintf("nodes { r%d: id", i), 1)})
 			t.URL, t.Header, t.Body = base+"/graphql", gqlHdr, body
@@ -414,6 +441,16 @@ func endpoints(base string, sd *seeded) map[string]endpoint {
 				"Idempotency-Key", fmt.Sprintf("bench-spread-%d-%d", run, i))
 		}},
 	}
+}
+
+// sortedIDs is the ids of an import result's map, in order.
+func sortedIDs(byRef map[string]int64) []int64 {
+	ids := make([]int64, 0, len(byRef))
+	for _, id := range byRef {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 func checkoutRequest(sd *seeded, event, date, ticket, name, email string) map[string]any {

@@ -24,8 +24,12 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// benchDB is the database the benchmark creates and drops.
-const benchDB = "boxoffice_bench"
+// The databases the benchmarks create and drop: make bench's, and make
+// bench-peers' (its own, so that the two can run at the same time).
+const (
+	benchDB = "boxoffice_bench"
+	peersDB = "boxoffice_bench_peers"
+)
 
 // adminExec runs statements on the admin database of adminURL.
 func adminExec(ctx context.Context, adminURL string, stmts ...string) error {
@@ -56,23 +60,23 @@ func pgVersion(ctx context.Context, dbURL string) string {
 	return v
 }
 
-// createBenchDB drops and recreates the bench database and returns its URL.
-func createBenchDB(ctx context.Context, adminURL string) (string, error) {
+// createBenchDB drops and recreates the database db and returns its URL.
+func createBenchDB(ctx context.Context, adminURL, db string) (string, error) {
 	if err := adminExec(ctx, adminURL,
-		"DROP DATABASE IF EXISTS "+benchDB+" WITH (FORCE)",
-		"CREATE DATABASE "+benchDB); err != nil {
+		"DROP DATABASE IF EXISTS "+db+" WITH (FORCE)",
+		"CREATE DATABASE "+db); err != nil {
 		return "", err
 	}
 	u, err := url.Parse(adminURL)
 	if err != nil {
 		return "", err
 	}
-	u.Path = "/" + benchDB
+	u.Path = "/" + db
 	return u.String(), nil
 }
 
-func dropBenchDB(ctx context.Context, adminURL string) error {
-	return adminExec(ctx, adminURL, "DROP DATABASE IF EXISTS "+benchDB+" WITH (FORCE)")
+func dropBenchDB(ctx context.Context, adminURL, db string) error {
+	return adminExec(ctx, adminURL, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
 }
 
 func redact(raw string) string {
@@ -293,10 +297,13 @@ func seed(ctx context.Context, bin, dir, dbURL string) (*seeded, error) {
 	return s, nil
 }
 
-// server is a running `boxoffice serve`.
+// server is a running server process: `boxoffice serve`, or PostGraphile
+// (peers.go).
 type server struct {
+	name    string // for messages: "boxoffice serve", "PostGraphile"
 	cmd     *exec.Cmd
 	base    string // http://127.0.0.1:port
+	logPath string
 	done    chan error
 	log     *os.File
 	exitErr error // once it has exited
@@ -330,46 +337,61 @@ func startServer(ctx context.Context, bin, dbURL, logPath, key string) (*server,
 	if err != nil {
 		return nil, err
 	}
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = serverEnv(dbURL, addr)
+	base := "http://" + addr
+	return startProcess(ctx, "boxoffice serve", cmd, base, logPath, 60*time.Second, func() bool {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/events?per_page=1", nil)
+		req.Header.Set("X-API-Key", key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	})
+}
+
+// startProcess starts cmd with its output in logPath and polls ready until
+// it reports true, the process exits, or wait has passed.
+func startProcess(ctx context.Context, name string, cmd *exec.Cmd, base, logPath string, wait time.Duration, ready func() bool) (*server, error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = serverEnv(dbURL, addr)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return nil, err
+		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	s := &server{cmd: cmd, base: "http://" + addr, done: make(chan error, 1), log: logf}
+	s := &server{name: name, cmd: cmd, base: base, logPath: logPath, done: make(chan error, 1), log: logf}
 	go func() { s.done <- cmd.Wait() }()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/api/v1/events?per_page=1", nil)
-		req.Header.Set("X-API-Key", key)
-		res, err := http.DefaultClient.Do(req)
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return s, nil
-			}
-		}
+	deadline := time.Now().Add(wait)
+	for !ready() {
 		select {
 		case err := <-s.done:
 			logf.Close()
-			return nil, fmt.Errorf("boxoffice serve exited before answering (%v); see %s", err, logPath)
+			return nil, fmt.Errorf("%s exited before answering (%v); see %s", name, err, logPath)
+		case <-ctx.Done():
+			_ = s.stop()
+			return nil, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			_ = s.stop()
-			return nil, fmt.Errorf("boxoffice serve did not answer within 60s; see %s", logPath)
+			return nil, fmt.Errorf("%s did not answer within %s; see %s", name, wait, logPath)
 		}
 	}
+	return s, nil
 }
 
 // peakRSS reads VmHWM (the resident set's high-water mark) in bytes.
 func (s *server) peakRSS() (int64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	return peakRSS(s.cmd.Process.Pid)
+}
+
+func peakRSS(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
@@ -386,18 +408,18 @@ func (s *server) peakRSS() (int64, error) {
 func (s *server) stop() error {
 	defer s.log.Close()
 	if gone, err := s.gone(); gone {
-		return fmt.Errorf("boxoffice serve had already exited (%v) before SIGTERM", err)
+		return fmt.Errorf("%s had already exited (%v) before SIGTERM", s.name, err)
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-s.done:
 		if err != nil {
-			return fmt.Errorf("boxoffice serve exited after SIGTERM: %w", err)
+			return fmt.Errorf("%s exited after SIGTERM: %w", s.name, err)
 		}
 		return nil
 	case <-time.After(30 * time.Second):
 		_ = s.cmd.Process.Kill()
 		<-s.done
-		return errors.New("boxoffice serve did not stop within 30s of SIGTERM; killed")
+		return fmt.Errorf("%s did not stop within 30s of SIGTERM; killed", s.name)
 	}
 }
