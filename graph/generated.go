@@ -1771,7 +1771,7 @@ func (ec *executionContext) _CheckoutSession_orderReference(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_orderReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _CheckoutSession_checkoutUrl(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
@@ -1794,7 +1794,7 @@ func (ec *executionContext) _CheckoutSession_checkoutUrl(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_checkoutUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _CheckoutSession_expiresAt(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
@@ -1817,7 +1817,7 @@ func (ec *executionContext) _CheckoutSession_expiresAt(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _CheckoutSession_status(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
@@ -1840,7 +1840,7 @@ func (ec *executionContext) _CheckoutSession_status(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _CheckoutSession_environment(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
@@ -1863,7 +1863,7 @@ func (ec *executionContext) _CheckoutSession_environment(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_environment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _CheckoutSession_requiresPayment(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
@@ -1886,7 +1886,7 @@ func (ec *executionContext) _CheckoutSession_requiresPayment(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_requiresPayment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _CheckoutSession_totalAmount(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
@@ -1909,7 +1909,7 @@ func (ec *executionContext) _CheckoutSession_totalAmount(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _CheckoutSession_paymentReference(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
@@ -1932,7 +1932,7 @@ func (ec *executionContext) _CheckoutSession_paymentReference(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_paymentReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -1955,7 +1955,7 @@ func (ec *executionContext) _Event_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren2)
 }
 
 func (ec *executionContext) _Event_reference(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -1978,7 +1978,7 @@ func (ec *executionContext) _Event_reference(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Event_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_name(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2001,7 +2001,7 @@ func (ec *executionContext) _Event_name(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Event_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_slug(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2024,7 +2024,7 @@ func (ec *executionContext) _Event_slug(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Event_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_description(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2047,7 +2047,7 @@ func (ec *executionContext) _Event_description(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Event_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_imageUrl(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2070,7 +2070,7 @@ func (ec *executionContext) _Event_imageUrl(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Event_imageUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_activeDatesCount(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2093,7 +2093,7 @@ func (ec *executionContext) _Event_activeDatesCount(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Event_activeDatesCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren2)
 }
 
 func (ec *executionContext) _Event_hasMultipleDates(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2116,7 +2116,7 @@ func (ec *executionContext) _Event_hasMultipleDates(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Event_hasMultipleDates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _Event_ussdCode(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2139,7 +2139,7 @@ func (ec *executionContext) _Event_ussdCode(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Event_ussdCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_ussdFullCode(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2162,7 +2162,7 @@ func (ec *executionContext) _Event_ussdFullCode(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Event_ussdFullCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_hasUssd(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2185,7 +2185,7 @@ func (ec *executionContext) _Event_hasUssd(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Event_hasUssd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _Event_nextStartdate(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2208,7 +2208,7 @@ func (ec *executionContext) _Event_nextStartdate(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Event_nextStartdate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_lastEnddate(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2231,7 +2231,7 @@ func (ec *executionContext) _Event_lastEnddate(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Event_lastEnddate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_nextStartdateIso(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2254,7 +2254,7 @@ func (ec *executionContext) _Event_nextStartdateIso(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Event_nextStartdateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_lastEnddateIso(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2277,7 +2277,7 @@ func (ec *executionContext) _Event_lastEnddateIso(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Event_lastEnddateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_nextStartdateDisplay(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2300,7 +2300,7 @@ func (ec *executionContext) _Event_nextStartdateDisplay(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_Event_nextStartdateDisplay(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_lastEnddateDisplay(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2323,7 +2323,7 @@ func (ec *executionContext) _Event_lastEnddateDisplay(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_Event_lastEnddateDisplay(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_timezone(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2346,7 +2346,7 @@ func (ec *executionContext) _Event_timezone(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Event_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2369,7 +2369,7 @@ func (ec *executionContext) _Event_createdAt(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Event_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2392,7 +2392,7 @@ func (ec *executionContext) _Event_updatedAt(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Event_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_pricing(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2491,7 +2491,7 @@ func (ec *executionContext) _EventDate_id(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren2)
 }
 
 func (ec *executionContext) _EventDate_reference(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2514,7 +2514,7 @@ func (ec *executionContext) _EventDate_reference(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_eventId(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2537,7 +2537,7 @@ func (ec *executionContext) _EventDate_eventId(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren2)
 }
 
 func (ec *executionContext) _EventDate_startdate(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2560,7 +2560,7 @@ func (ec *executionContext) _EventDate_startdate(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_startdate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_enddate(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2583,7 +2583,7 @@ func (ec *executionContext) _EventDate_enddate(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_enddate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_startdateIso(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2606,7 +2606,7 @@ func (ec *executionContext) _EventDate_startdateIso(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_startdateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_enddateIso(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2629,7 +2629,7 @@ func (ec *executionContext) _EventDate_enddateIso(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_enddateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_startdateDisplay(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2652,7 +2652,7 @@ func (ec *executionContext) _EventDate_startdateDisplay(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_startdateDisplay(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_enddateDisplay(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2675,7 +2675,7 @@ func (ec *executionContext) _EventDate_enddateDisplay(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_enddateDisplay(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_online(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2698,7 +2698,7 @@ func (ec *executionContext) _EventDate_online(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_online(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _EventDate_venueId(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2721,7 +2721,7 @@ func (ec *executionContext) _EventDate_venueId(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_venueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren2)
 }
 
 func (ec *executionContext) _EventDate_venueName(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2744,7 +2744,7 @@ func (ec *executionContext) _EventDate_venueName(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_venueName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_venueSlug(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2767,7 +2767,7 @@ func (ec *executionContext) _EventDate_venueSlug(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_venueSlug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_venueStreet(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2790,7 +2790,7 @@ func (ec *executionContext) _EventDate_venueStreet(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_venueStreet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_venueCity(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2813,7 +2813,7 @@ func (ec *executionContext) _EventDate_venueCity(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_venueCity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_venueState(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2836,7 +2836,7 @@ func (ec *executionContext) _EventDate_venueState(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_venueState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_venueLat(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2859,7 +2859,7 @@ func (ec *executionContext) _EventDate_venueLat(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_venueLat(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren3)
 }
 
 func (ec *executionContext) _EventDate_venueLng(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2882,7 +2882,7 @@ func (ec *executionContext) _EventDate_venueLng(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_venueLng(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren3)
 }
 
 func (ec *executionContext) _EventDate_timezone(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2905,7 +2905,7 @@ func (ec *executionContext) _EventDate_timezone(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_venue(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -3056,7 +3056,7 @@ func (ec *executionContext) _EventPage_timezone(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_EventPage_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventPage", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("EventPage", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Mutation_createCheckoutSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -3123,7 +3123,7 @@ func (ec *executionContext) _Order_reference(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Order_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Order_status(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
@@ -3146,7 +3146,7 @@ func (ec *executionContext) _Order_status(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Order_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Order_statusCode(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
@@ -3169,7 +3169,7 @@ func (ec *executionContext) _Order_statusCode(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Order_statusCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren2)
 }
 
 func (ec *executionContext) _Order_currency(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
@@ -3192,7 +3192,7 @@ func (ec *executionContext) _Order_currency(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Order_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Order_createdAt(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
@@ -3215,7 +3215,7 @@ func (ec *executionContext) _Order_createdAt(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Order_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Order_updatedAt(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
@@ -3238,7 +3238,7 @@ func (ec *executionContext) _Order_updatedAt(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Order_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Order_paymentReference(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
@@ -3261,7 +3261,7 @@ func (ec *executionContext) _Order_paymentReference(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Order_paymentReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Order_environment(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
@@ -3284,7 +3284,7 @@ func (ec *executionContext) _Order_environment(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Order_environment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _PageInfo_page(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -3307,7 +3307,7 @@ func (ec *executionContext) _PageInfo_page(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errNoChildren2)
 }
 
 func (ec *executionContext) _PageInfo_perPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -3330,7 +3330,7 @@ func (ec *executionContext) _PageInfo_perPage(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_perPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errNoChildren2)
 }
 
 func (ec *executionContext) _PageInfo_total(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -3353,7 +3353,7 @@ func (ec *executionContext) _PageInfo_total(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errNoChildren2)
 }
 
 func (ec *executionContext) _PageInfo_totalPages(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -3376,7 +3376,7 @@ func (ec *executionContext) _PageInfo_totalPages(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_totalPages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errNoChildren2)
 }
 
 func (ec *executionContext) _PageInfo_hasNext(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -3399,7 +3399,7 @@ func (ec *executionContext) _PageInfo_hasNext(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_hasNext(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _PageInfo_hasPrev(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -3422,7 +3422,7 @@ func (ec *executionContext) _PageInfo_hasPrev(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_hasPrev(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _PricingSummary_hasFreeTickets(ctx context.Context, field graphql.CollectedField, obj *model.PricingSummary) (ret graphql.Marshaler) {
@@ -3445,7 +3445,7 @@ func (ec *executionContext) _PricingSummary_hasFreeTickets(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_PricingSummary_hasFreeTickets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _PricingSummary_hasPaidTickets(ctx context.Context, field graphql.CollectedField, obj *model.PricingSummary) (ret graphql.Marshaler) {
@@ -3468,7 +3468,7 @@ func (ec *executionContext) _PricingSummary_hasPaidTickets(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_PricingSummary_hasPaidTickets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _PricingSummary_isEntirelyFree(ctx context.Context, field graphql.CollectedField, obj *model.PricingSummary) (ret graphql.Marshaler) {
@@ -3491,7 +3491,7 @@ func (ec *executionContext) _PricingSummary_isEntirelyFree(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_PricingSummary_isEntirelyFree(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _Query_events(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -3766,7 +3766,7 @@ func (ec *executionContext) _Ticket_id(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren2)
 }
 
 func (ec *executionContext) _Ticket_reference(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -3789,7 +3789,7 @@ func (ec *executionContext) _Ticket_reference(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Ticket_eventdateId(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -3812,7 +3812,7 @@ func (ec *executionContext) _Ticket_eventdateId(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_eventdateId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren2)
 }
 
 func (ec *executionContext) _Ticket_name(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -3835,7 +3835,7 @@ func (ec *executionContext) _Ticket_name(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Ticket_description(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -3858,7 +3858,7 @@ func (ec *executionContext) _Ticket_description(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Ticket_free(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -3881,7 +3881,7 @@ func (ec *executionContext) _Ticket_free(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_free(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _Ticket_price(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -3904,7 +3904,7 @@ func (ec *executionContext) _Ticket_price(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Ticket_promotionalprice(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -3927,7 +3927,7 @@ func (ec *executionContext) _Ticket_promotionalprice(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_promotionalprice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Ticket_quantity(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -3950,7 +3950,7 @@ func (ec *executionContext) _Ticket_quantity(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren2)
 }
 
 func (ec *executionContext) _Ticket_quantityAvailable(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -3973,7 +3973,7 @@ func (ec *executionContext) _Ticket_quantityAvailable(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_quantityAvailable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren2)
 }
 
 func (ec *executionContext) _Ticket_ticketsperattendee(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -3996,7 +3996,7 @@ func (ec *executionContext) _Ticket_ticketsperattendee(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_ticketsperattendee(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren2)
 }
 
 func (ec *executionContext) _Ticket_salesstartdate(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -4019,7 +4019,7 @@ func (ec *executionContext) _Ticket_salesstartdate(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_salesstartdate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Ticket_salesenddate(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -4042,7 +4042,7 @@ func (ec *executionContext) _Ticket_salesenddate(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_salesenddate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Ticket_salesstartdateIso(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -4065,7 +4065,7 @@ func (ec *executionContext) _Ticket_salesstartdateIso(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_salesstartdateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Ticket_salesenddateIso(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -4088,7 +4088,7 @@ func (ec *executionContext) _Ticket_salesenddateIso(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_salesenddateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Ticket_currency(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -4111,7 +4111,7 @@ func (ec *executionContext) _Ticket_currency(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Ticket_currencySymbol(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -4134,7 +4134,7 @@ func (ec *executionContext) _Ticket_currencySymbol(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_currencySymbol(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Ticket_isFree(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -4157,7 +4157,7 @@ func (ec *executionContext) _Ticket_isFree(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_isFree(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _Ticket_effectivePrice(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -4180,7 +4180,7 @@ func (ec *executionContext) _Ticket_effectivePrice(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_effectivePrice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Ticket_requiresPayment(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -4203,7 +4203,7 @@ func (ec *executionContext) _Ticket_requiresPayment(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_requiresPayment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _Ticket_timezone(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -4226,7 +4226,7 @@ func (ec *executionContext) _Ticket_timezone(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Venue_id(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
@@ -4249,7 +4249,7 @@ func (ec *executionContext) _Venue_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Venue_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren2)
 }
 
 func (ec *executionContext) _Venue_reference(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
@@ -4272,7 +4272,7 @@ func (ec *executionContext) _Venue_reference(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Venue_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Venue_name(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
@@ -4295,7 +4295,7 @@ func (ec *executionContext) _Venue_name(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Venue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Venue_slug(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
@@ -4318,7 +4318,7 @@ func (ec *executionContext) _Venue_slug(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Venue_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Venue_street(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
@@ -4341,7 +4341,7 @@ func (ec *executionContext) _Venue_street(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Venue_street(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Venue_city(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
@@ -4364,7 +4364,7 @@ func (ec *executionContext) _Venue_city(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Venue_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Venue_state(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
@@ -4387,7 +4387,7 @@ func (ec *executionContext) _Venue_state(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Venue_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Venue_lat(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
@@ -4410,7 +4410,7 @@ func (ec *executionContext) _Venue_lat(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Venue_lat(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren3)
 }
 
 func (ec *executionContext) _Venue_lng(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
@@ -4433,7 +4433,7 @@ func (ec *executionContext) _Venue_lng(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Venue_lng(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren3)
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -4456,7 +4456,7 @@ func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext___Directive_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) ___Directive_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -4479,7 +4479,7 @@ func (ec *executionContext) ___Directive_description(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext___Directive_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Directive", field, true, false, errNoChildren0)
 }
 
 func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -4502,7 +4502,7 @@ func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext___Directive_isRepeatable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) ___Directive_locations(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -4525,7 +4525,7 @@ func (ec *executionContext) ___Directive_locations(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext___Directive_locations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errors.New("field of type __DirectiveLocation does not have child fields"))
+	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___Directive_args(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -4591,7 +4591,7 @@ func (ec *executionContext) ___EnumValue_name(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__EnumValue", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) ___EnumValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
@@ -4614,7 +4614,7 @@ func (ec *executionContext) ___EnumValue_description(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errNoChildren0)
 }
 
 func (ec *executionContext) ___EnumValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
@@ -4637,7 +4637,7 @@ func (ec *executionContext) ___EnumValue_isDeprecated(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errNoChildren1)
 }
 
 func (ec *executionContext) ___EnumValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
@@ -4660,7 +4660,7 @@ func (ec *executionContext) ___EnumValue_deprecationReason(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errNoChildren0)
 }
 
 func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -4683,7 +4683,7 @@ func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext___Field_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Field", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) ___Field_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -4706,7 +4706,7 @@ func (ec *executionContext) ___Field_description(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext___Field_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Field", field, true, false, errNoChildren0)
 }
 
 func (ec *executionContext) ___Field_args(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -4804,7 +4804,7 @@ func (ec *executionContext) ___Field_isDeprecated(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext___Field_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, true, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("__Field", field, true, false, errNoChildren1)
 }
 
 func (ec *executionContext) ___Field_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -4827,7 +4827,7 @@ func (ec *executionContext) ___Field_deprecationReason(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext___Field_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Field", field, true, false, errNoChildren0)
 }
 
 func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -4850,7 +4850,7 @@ func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) ___InputValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -4873,7 +4873,7 @@ func (ec *executionContext) ___InputValue_description(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errNoChildren0)
 }
 
 func (ec *executionContext) ___InputValue_type(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -4928,7 +4928,7 @@ func (ec *executionContext) ___InputValue_defaultValue(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_defaultValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) ___InputValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -4951,7 +4951,7 @@ func (ec *executionContext) ___InputValue_isDeprecated(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errNoChildren1)
 }
 
 func (ec *executionContext) ___InputValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -4974,7 +4974,7 @@ func (ec *executionContext) ___InputValue_deprecationReason(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errNoChildren0)
 }
 
 func (ec *executionContext) ___Schema_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
@@ -4997,7 +4997,7 @@ func (ec *executionContext) ___Schema_description(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext___Schema_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Schema", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Schema", field, true, false, errNoChildren0)
 }
 
 func (ec *executionContext) ___Schema_types(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
@@ -5180,7 +5180,7 @@ func (ec *executionContext) ___Type_kind(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext___Type_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type __TypeKind does not have child fields"))
+	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren5)
 }
 
 func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -5203,7 +5203,7 @@ func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext___Type_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren0)
 }
 
 func (ec *executionContext) ___Type_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -5226,7 +5226,7 @@ func (ec *executionContext) ___Type_description(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext___Type_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren0)
 }
 
 func (ec *executionContext) ___Type_specifiedByURL(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -5249,7 +5249,7 @@ func (ec *executionContext) ___Type_specifiedByURL(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext___Type_specifiedByURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren0)
 }
 
 func (ec *executionContext) ___Type_fields(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -5488,7 +5488,7 @@ func (ec *executionContext) ___Type_isOneOf(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errors.New("field of type Boolean does not have child fields"))
+	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren1)
 }
 
 // endregion **************************** field.gotpl *****************************
@@ -5719,12 +5719,14 @@ func (ec *executionContext) _CheckoutSession(ctx context.Context, sel ast.Select
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -5895,12 +5897,14 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -6099,12 +6103,14 @@ func (ec *executionContext) _EventDate(ctx context.Context, sel ast.SelectionSet
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -6147,12 +6153,14 @@ func (ec *executionContext) _EventPage(ctx context.Context, sel ast.SelectionSet
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -6195,12 +6203,14 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -6268,12 +6278,14 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -6331,12 +6343,14 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -6379,12 +6393,14 @@ func (ec *executionContext) _PricingSummary(ctx context.Context, sel ast.Selecti
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -6522,12 +6538,14 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -6660,12 +6678,14 @@ func (ec *executionContext) _Ticket(ctx context.Context, sel ast.SelectionSet, o
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -6738,12 +6758,14 @@ func (ec *executionContext) _Venue(ctx context.Context, sel ast.SelectionSet, ob
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -6796,12 +6818,14 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -6849,12 +6873,14 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -6912,12 +6938,14 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -6975,12 +7003,14 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -7038,12 +7068,14 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -7126,12 +7158,14 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
 
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
 
 	return out
 }
@@ -7705,3 +7739,13 @@ func (ec *executionContext) marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgen�
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// Errors of scalar field contexts, made once (graph/sequential).
+var (
+	errNoChildren0 = errors.New("field of type String does not have child fields")
+	errNoChildren1 = errors.New("field of type Boolean does not have child fields")
+	errNoChildren2 = errors.New("field of type Int does not have child fields")
+	errNoChildren3 = errors.New("field of type Float does not have child fields")
+	errNoChildren4 = errors.New("field of type __DirectiveLocation does not have child fields")
+	errNoChildren5 = errors.New("field of type __TypeKind does not have child fields")
+)

@@ -12,8 +12,11 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"go/format"
 	"os"
 	"regexp"
+	"sort"
+	"strings"
 )
 
 var (
@@ -21,6 +24,12 @@ var (
 	// An object type's resolver field; root fields (rrm) keep their own
 	// concurrency, deferred fields theirs.
 	fieldCall = regexp.MustCompile(`(?m)^(\t+)out\.Concurrently\(i, func\(ctx context\.Context\) graphql\.Marshaler \{ return innerFunc\(ctx, out\) \}\)$`)
+	// Every object computes its path for @defer, which nothing here uses
+	// unless the operation defers a fragment.
+	deferGroup = regexp.MustCompile(`(?m)^\tec\.ProcessDeferredGroup\(graphql\.DeferredGroup\{\n((?:\t\t.*\n)+?)\t\}\)\n`)
+	// A scalar field's context carries an error made anew for every field
+	// resolved; one per message is enough.
+	noChildren = regexp.MustCompile(`errors\.New\("(field of type [A-Za-z0-9_]+ does not have child fields)"\)`)
 )
 
 func main() {
@@ -40,11 +49,33 @@ func main() {
 		fmt.Fprintf(os.Stderr, "sequential: %s has %d list marshallers and %d resolver fields to rewrite; gqlgen's output changed shape\n", path, slices, fields)
 		os.Exit(1)
 	}
+	defers := len(deferGroup.FindAll(src, -1))
 	src = bytes.ReplaceAll(src, sliceCall, []byte("marshalSlice("))
 	src = fieldCall.ReplaceAll(src, []byte("${1}out.Values[i] = innerFunc(ctx, out)"))
+	src = deferGroup.ReplaceAll(src, []byte("\tif len(deferLabelToView) > 0 {\n\t\tec.ProcessDeferredGroup(graphql.DeferredGroup{\n${1}\t\t})\n\t}\n"))
+	msgs := map[string]string{}
+	src = noChildren.ReplaceAllFunc(src, func(m []byte) []byte {
+		msg := string(noChildren.FindSubmatch(m)[1])
+		name, ok := msgs[msg]
+		if !ok {
+			name = fmt.Sprintf("errNoChildren%d", len(msgs))
+			msgs[msg] = name
+		}
+		return []byte(name)
+	})
+	var vars []string
+	for msg, name := range msgs {
+		vars = append(vars, fmt.Sprintf("\t%s = errors.New(%q)\n", name, msg))
+	}
+	sort.Strings(vars)
+	src = append(src, []byte("\n// Errors of scalar field contexts, made once (graph/sequential).\nvar (\n"+strings.Join(vars, "")+")\n")...)
+	if src, err = format.Source(src); err != nil {
+		fmt.Fprintln(os.Stderr, "sequential: the rewritten file does not parse:", err)
+		os.Exit(1)
+	}
 	if err := os.WriteFile(path, src, 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Printf("sequential: %d list marshallers and %d resolver fields run in the operation's goroutine\n", slices, fields)
+	fmt.Printf("sequential: %d list marshallers and %d resolver fields run in the operation's goroutine; %d objects compute their @defer path only when deferring; %d scalar-field errors made once\n", slices, fields, defers, len(msgs))
 }
