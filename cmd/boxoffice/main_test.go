@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -157,15 +158,25 @@ func TestMain_Serve(t *testing.T) {
 	require.NoError(t, m.Migrate(context.Background()))
 	ln, err := newLocalListener()
 	require.NoError(t, err)
+	admin, err := newLocalListener()
+	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- m.Serve(ctx, ln) }()
-	res, err := http.Get("http://" + ln.Addr().String() + "/api/v1/events")
-	require.NoError(t, err)
-	res.Body.Close()
-	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
+	go func() { done <- m.Serve(ctx, ln, admin) }()
+	get := func(l net.Listener, path string) int {
+		res, err := http.Get("http://" + l.Addr().String() + path)
+		require.NoError(t, err)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	require.Equal(t, http.StatusUnauthorized, get(ln, "/api/v1/events"))
+	require.Equal(t, http.StatusNotFound, get(ln, "/metrics"), "metrics are never on the public port")
+	require.Equal(t, http.StatusOK, get(admin, "/metrics"))
+	require.Equal(t, http.StatusOK, get(admin, "/readyz"))
 	cancel()
 	require.NoError(t, <-done)
+	_, err = http.Get("http://" + admin.Addr().String() + "/healthz")
+	require.Error(t, err, "the admin listener stops with the server")
 }
 
 // checkout posts a checkout request; body is marshalled unless it is []byte.

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/boxoffice/boxoffice/seed"
 	"github.com/boxoffice/boxoffice/store/storetest"
@@ -28,6 +30,8 @@ func TestObservability(t *testing.T) {
 	require.NoError(t, err)
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
+	admin := httptest.NewServer(m.AdminHandler())
+	defer admin.Close()
 	tb := &testBundle{m: m, db: db, srv: srv, demo: demo, testKey: demo.App.TestKey, liveKey: demo.App.LiveKey}
 
 	t.Run("Health", func(t *testing.T) {
@@ -46,11 +50,7 @@ func TestObservability(t *testing.T) {
 	require.Equal(t, 409, tb.checkout(t, tb.testKey, newIdemKey(), tb.cartFor("DEMO-COMEDY", "DEMO-COMEDY-1", "DEMO-COMEDY-REG", 1)).Status)
 
 	t.Run("Metrics", func(t *testing.T) {
-		res, err := http.Get(srv.URL + "/metrics")
-		require.NoError(t, err)
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		text := string(body)
+		text := scrape(t, admin.URL)
 		for _, want := range []string{
 			`boxoffice_http_requests_total{method="GET",route="/api/v1/events",status="200"} 1`,
 			`boxoffice_http_requests_total{method="GET",route="/api/v1/events",status="401"} 1`,
@@ -103,5 +103,93 @@ func TestObservability(t *testing.T) {
 		require.Equal(t, 503, res.Status)
 		require.Equal(t, "not_ready", res.Body["status"])
 		require.Equal(t, 200, tb.get(t, "/healthz", "").Status, "the process is still up")
+	})
+}
+
+// scrape returns the metrics page of an admin listener.
+func scrape(t testing.TB, adminURL string) string {
+	t.Helper()
+	res, err := http.Get(adminURL + "/metrics")
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return string(body)
+}
+
+// send makes a request outside the REST contract check (odd methods,
+// HEAD) and returns the answer with its body read.
+func send(t testing.TB, method, url string, headers ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	require.NoError(t, err)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res, body
+}
+
+func TestMetricsAreBounded(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, storetest.MustOpen(t, "sqlite"))
+	admin := httptest.NewServer(tb.m.AdminHandler())
+	t.Cleanup(admin.Close)
+	series := func() int {
+		mfs, err := tb.m.Metrics.Registry.Gather()
+		require.NoError(t, err)
+		n := 0
+		for _, mf := range mfs {
+			n += len(mf.GetMetric())
+		}
+		return n
+	}
+
+	t.Run("KnownSeriesStartAtZero", func(t *testing.T) {
+		text := scrape(t, admin.URL)
+		for _, want := range []string{
+			`boxoffice_webhook_deliveries_total{outcome="delivered"} 0`,
+			`boxoffice_webhook_deliveries_total{outcome="retry"} 0`,
+			`boxoffice_webhook_deliveries_total{outcome="failed"} 0`,
+			`boxoffice_checkout_outcomes_total{environment="live",outcome="created"} 0`,
+			`boxoffice_checkout_outcomes_total{environment="test",outcome="sold_out"} 0`,
+			`boxoffice_checkout_outcomes_total{environment="live",outcome="rate_limit_exceeded"} 0`,
+		} {
+			require.Contains(t, text, want+"\n")
+		}
+	})
+	t.Run("MadeUpMethods", func(t *testing.T) {
+		// A request is counted just after its answer is sent: wait for it.
+		counted := func(n int) {
+			want := fmt.Sprintf(`boxoffice_http_requests_total{method="OTHER",route="unmatched",status="405"} %d`+"\n", n)
+			waitFor(t, 5*time.Second, want, func() bool { return strings.Contains(scrape(t, admin.URL), want) })
+		}
+		res, _ := send(t, "BREW", tb.srv.URL+"/api/v1/events")
+		require.Equal(t, http.StatusMethodNotAllowed, res.StatusCode)
+		counted(1)
+		before := series()
+		for i := range 500 {
+			path := []string{"/api/v1/events", "/graphql", fmt.Sprintf("/made/up/%d", i)}[i%3]
+			res, _ := send(t, fmt.Sprintf("M%dX", i), tb.srv.URL+path)
+			require.Equal(t, http.StatusMethodNotAllowed, res.StatusCode)
+		}
+		counted(501)
+		require.Equal(t, before, series(), "made-up methods and paths add no series")
+	})
+	t.Run("NotOnPublicPort", func(t *testing.T) {
+		res := tb.get(t, "/metrics", "")
+		require.Equal(t, http.StatusNotFound, res.Status)
+		require.Equal(t, "not_found", res.errorCode())
+		require.NotContains(t, string(res.Raw), "boxoffice_")
+		for _, path := range []string{"/healthz", "/readyz"} {
+			require.Equal(t, http.StatusOK, tb.get(t, path, "").Status, "%s stays on the public port", path)
+			res, _ := send(t, "GET", admin.URL+path)
+			require.Equal(t, http.StatusOK, res.StatusCode, "%s is on the admin listener too", path)
+		}
 	})
 }
