@@ -193,3 +193,55 @@ func TestMetricsAreBounded(t *testing.T) {
 		}
 	})
 }
+
+func TestRequestID(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	m, err := New(DefaultConfig(), storetest.MustOpen(t, "sqlite"), slog.New(slog.NewJSONHandler(logs, nil)))
+	require.NoError(t, err)
+	t.Cleanup(m.CatalogWatch.Close)
+	srv := httptest.NewServer(m.Handler())
+	t.Cleanup(srv.Close)
+	// requestIDs returns the request_id of every request line logged so far.
+	requestIDs := func() []string {
+		var ids []string
+		sc := bufio.NewScanner(strings.NewReader(logs.String()))
+		sc.Buffer(nil, 4<<20)
+		for sc.Scan() {
+			var line map[string]any
+			require.NoError(t, json.Unmarshal(sc.Bytes(), &line))
+			if line["msg"] == "request" {
+				ids = append(ids, line["request_id"].(string))
+			}
+		}
+		return ids
+	}
+	tests := []struct {
+		name, header string
+		kept         bool
+	}{
+		{"OK", "req-7f3a.B_9", true},
+		{"OKLongest", strings.Repeat("a", 128), true},
+		{"ErrTooLong", strings.Repeat("a", 129), false},
+		{"ErrHuge", strings.Repeat("x", 900<<10), false},
+		{"ErrBadCharacters", "id with spaces<script>", false},
+		{"ErrTab", "id\ttab", false},
+		{"ErrUnicode", "idé", false},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, _ := send(t, "GET", srv.URL+"/healthz", "X-Request-Id", tt.header)
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			// The line is written just after the answer.
+			waitFor(t, 5*time.Second, "the request line", func() bool { return len(requestIDs()) == i+1 })
+			got := requestIDs()[i]
+			if tt.kept {
+				require.Equal(t, tt.header, got)
+				return
+			}
+			require.NotEqual(t, tt.header, got)
+			require.Regexp(t, `^[A-Za-z0-9._-]{1,128}$`, got, "a fresh id replaces it")
+		})
+	}
+	require.NotContains(t, logs.String(), strings.Repeat("x", 129), "nothing of the huge header reaches the log")
+}

@@ -26,7 +26,7 @@ import (
 // and its playground at /graphql.
 func (m *Main) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, m.logRequests, m.recoverer, m.clientIP, m.limitBody)
+	r.Use(observe.RequestID, m.logRequests, m.recoverer, m.clientIP, m.limitBody)
 	r.Get("/healthz", m.healthz)
 	r.Get("/readyz", m.readyz)
 	r.NotFound(rest.NotFound)
