@@ -101,6 +101,7 @@ type Main struct {
 
 	limitStore *ratelimit.Store
 	trusted    []netip.Prefix
+	ready      *readiness
 }
 
 // Open connects to the database and builds the services; it does not migrate.
@@ -120,7 +121,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Main, error) {
 // New builds the services over an open database.
 func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	now := func() time.Time { return time.Now().UTC() }
-	m := &Main{Config: cfg, DB: db, Log: log, Now: now}
+	m := &Main{Config: cfg, DB: db, Log: log, Now: now, ready: &readiness{db: db, now: time.Now}}
 	var err error
 	if m.trusted, err = ratelimit.ParseTrusted(cfg.TrustedProxies); err != nil {
 		return nil, err

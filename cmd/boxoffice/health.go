@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/boxoffice/boxoffice/store"
@@ -30,17 +31,9 @@ func (m *Main) healthz(w http.ResponseWriter, _ *http.Request) {
 
 // readyz answers 200 when the database is reachable and fully migrated,
 // 503 otherwise, so a load balancer only sends traffic to a ready instance.
+// It answers from a state at most readyEvery old.
 func (m *Main) readyz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	reason := ""
-	if err := m.DB.PingContext(ctx); err != nil {
-		reason = "database unreachable"
-	} else if n, err := store.PendingMigrations(ctx, m.DB); err != nil {
-		reason = "cannot read migrations"
-	} else if n > 0 {
-		reason = fmt.Sprintf("%d migrations pending", n)
-	}
+	reason := m.ready.reason(r.Context())
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	if reason != "" {
@@ -49,4 +42,50 @@ func (m *Main) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
+}
+
+// readyEvery is how old the readiness state may be.
+const readyEvery = time.Second
+
+// readiness is the state /readyz answers from, checked at most once per
+// readyEvery: /readyz is public, and a flood of probes must not become a
+// flood of database round trips.
+type readiness struct {
+	db  *store.DB
+	now func() time.Time
+
+	mu      sync.Mutex
+	checked time.Time // when last is from; zero before the first check
+	last    string
+}
+
+// reason returns why the service is not ready, "" when it is. A stale
+// state is checked again, by one caller while the others wait for it.
+func (r *readiness) reason(ctx context.Context) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if age := r.now().Sub(r.checked); !r.checked.IsZero() && age >= 0 && age < readyEvery {
+		return r.last
+	}
+	// Not the probe's own context: a client that goes away must not leave
+	// "database unreachable" behind for everyone else.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	r.last = r.check(ctx)
+	r.checked = r.now()
+	return r.last
+}
+
+func (r *readiness) check(ctx context.Context) string {
+	if err := r.db.PingContext(ctx); err != nil {
+		return "database unreachable"
+	}
+	n, err := store.PendingMigrations(ctx, r.db)
+	if err != nil {
+		return "cannot read migrations"
+	}
+	if n > 0 {
+		return fmt.Sprintf("%d migrations pending", n)
+	}
+	return ""
 }

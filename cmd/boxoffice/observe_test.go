@@ -32,6 +32,8 @@ func TestObservability(t *testing.T) {
 	defer srv.Close()
 	admin := httptest.NewServer(m.AdminHandler())
 	defer admin.Close()
+	clock := &testClock{t: time.Now()}
+	m.ready.now = clock.Now
 	tb := &testBundle{m: m, db: db, srv: srv, demo: demo, testKey: demo.App.TestKey, liveKey: demo.App.LiveKey}
 
 	t.Run("Health", func(t *testing.T) {
@@ -99,6 +101,7 @@ func TestObservability(t *testing.T) {
 
 	t.Run("ErrNotReady", func(t *testing.T) {
 		require.NoError(t, db.Close())
+		clock.Add(time.Second) // /readyz answers from a state at most a second old
 		res := tb.get(t, "/readyz", "")
 		require.Equal(t, 503, res.Status)
 		require.Equal(t, "not_ready", res.Body["status"])
