@@ -10,6 +10,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -17,6 +18,7 @@ import (
 // /metrics, which the public port never serves, and the health checks.
 func (m *Main) AdminHandler() http.Handler {
 	r := chi.NewRouter()
+	r.Use(middleware.GetHead)
 	r.Get("/healthz", m.healthz)
 	r.Get("/readyz", m.readyz)
 	r.Handle("/metrics", promhttp.HandlerFor(m.Metrics.Registry, promhttp.HandlerOpts{}))

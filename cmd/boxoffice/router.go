@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -26,7 +27,8 @@ import (
 // and its playground at /graphql.
 func (m *Main) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(observe.RequestID, m.logRequests, m.recoverer, m.clientIP, m.limitBody)
+	// GetHead: HEAD is answered wherever GET is (chi's r.Get is GET only).
+	r.Use(observe.RequestID, m.logRequests, m.recoverer, m.clientIP, m.limitBody, middleware.GetHead)
 	r.Get("/healthz", m.healthz)
 	r.Get("/readyz", m.readyz)
 	r.NotFound(rest.NotFound)
@@ -128,7 +130,8 @@ func (m *Main) logRequests(next http.Handler) http.Handler {
 			if strings.HasSuffix(route, "/*") && rc.Routes != nil {
 				// Refused before routing (authentication, limits): name the
 				// route it was meant for.
-				if p := rc.Routes.Find(chi.NewRouteContext(), r.Method, r.URL.Path); p != "" {
+				// RouteMethod: GET for a HEAD that GetHead routed as one.
+				if p := rc.Routes.Find(chi.NewRouteContext(), cmp.Or(rc.RouteMethod, r.Method), r.URL.Path); p != "" {
 					route = p
 				}
 			}
