@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
@@ -94,7 +95,7 @@ func Present(ctx context.Context, err error, log *slog.Logger) *gqlerror.Error {
 			Message: `The request body is not a JSON GraphQL request such as {"query": "…", "variables": {…}}.`}
 	case gqlErr.Err == nil:
 		// Produced by gqlgen itself: parsing, validation, argument coercion.
-		ae = &apperr.Error{Code: apperr.ValidationFailed, Message: gqlErr.Message}
+		ae = &apperr.Error{Code: apperr.ValidationFailed, Message: clip(gqlErr.Message)}
 	default:
 		log.ErrorContext(ctx, "GraphQL resolver failed", "error", err)
 		ae = apperr.From(err)
@@ -102,6 +103,22 @@ func Present(ctx context.Context, err error, log *slog.Logger) *gqlerror.Error {
 	gqlErr.Message = ae.Message
 	gqlErr.Extensions = extensions(ae)
 	return gqlErr
+}
+
+// maxMessage bounds gqlgen's own messages, which quote names and values
+// of the document: a field named with 900 KB must not be answered with
+// 900 KB.
+const maxMessage = 256
+
+func clip(msg string) string {
+	if len(msg) <= maxMessage {
+		return msg
+	}
+	cut := maxMessage
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + "…"
 }
 
 // undecodable starts the message of gqlgen's POST transport for a body

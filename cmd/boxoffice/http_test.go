@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -56,24 +57,47 @@ func TestHEAD(t *testing.T) {
 	})
 }
 
-func TestGraphQLUndecodableBody(t *testing.T) {
+func TestGraphQLErrorsDoNotEcho(t *testing.T) {
 	t.Parallel()
 	tb := setup(t, storetest.MustOpen(t, "sqlite"))
 	const marker = "never-echoed"
-	body := []byte(`{"query": "` + strings.Repeat(marker+" ", 1_000_000/len(marker+" ")))
-	require.Less(t, len(body), int(tb.m.Config.MaxBodyBytes), "under the body limit: it reaches the decoder")
-	req, err := http.NewRequest(http.MethodPost, tb.srv.URL+"/graphql", bytes.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-API-Key", tb.testKey)
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusBadRequest, res.StatusCode)
-	require.Less(t, len(raw), 512, "a short, fixed answer: %s", raw)
-	require.NotContains(t, string(raw), marker)
-	require.JSONEq(t, `{"errors":[{"message":"The request body is not a JSON GraphQL request such as {\"query\": \"…\", \"variables\": {…}}.",
-		"extensions":{"code":"validation_failed","status":422}}],"data":null}`, string(raw))
+	huge := strings.Repeat(marker+"-", 200_000/len(marker+"-"))
+	post := func(t *testing.T, body []byte) (*http.Response, []byte) {
+		t.Helper()
+		require.Less(t, len(body), int(tb.m.Config.MaxBodyBytes), "under the body limit: it reaches the handler")
+		req, err := http.NewRequest(http.MethodPost, tb.srv.URL+"/graphql", bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-API-Key", tb.testKey)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		raw, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		require.Less(t, len(raw), 1024, "a short answer: %.2000s", raw)
+		require.NotContains(t, string(raw), huge[:100])
+		return res, raw
+	}
+	t.Run("ErrUndecodableBody", func(t *testing.T) {
+		body := []byte(`{"query": "` + strings.Repeat(marker+" ", 1_000_000/len(marker+" ")))
+		res, raw := post(t, body)
+		require.Equal(t, http.StatusBadRequest, res.StatusCode)
+		require.NotContains(t, string(raw), marker)
+		require.JSONEq(t, `{"errors":[{"message":"The request body is not a JSON GraphQL request such as {\"query\": \"…\", \"variables\": {…}}.",
+			"extensions":{"code":"validation_failed","status":422}}],"data":null}`, string(raw))
+	})
+	for name, query := range map[string]string{
+		"ErrHugeFieldName":       "{ " + strings.ReplaceAll(huge, "-", "_") + " }",
+		"ErrHugeArgument":        `{ events(q: ` + strings.ReplaceAll(huge, "-", "_") + `) { pageInfo { total } } }`,
+		"ErrHugeOperationName":   "query " + strings.ReplaceAll(huge, "-", "_") + " { nope }",
+		"ErrHugeUnknownArgument": `{ events(` + strings.ReplaceAll(huge, "-", "_") + `: 1) { pageInfo { total } } }`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			body, err := json.Marshal(map[string]any{"query": query})
+			require.NoError(t, err)
+			res, raw := post(t, body)
+			require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode, "%s", raw)
+			require.NotContains(t, string(raw), strings.ReplaceAll(huge, "-", "_")[:300])
+		})
+	}
 }
