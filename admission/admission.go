@@ -1,8 +1,9 @@
 // Package admission decides whether an API request may run at all, before
 // any API-specific work, in DESIGN.md's order: a client IP over its
 // failed-authentication limit is refused before any key lookup; then the
-// key is authenticated (a refusal counts against the IP); then the app's
-// request limit applies. Checkout creates have one more step, the checkout
+// key is authenticated (a refusal counts against the IP, an IPv6 client's
+// /64, and one that puts it over the limit is answered
+// rate_limit_exceeded); then the app's request limit applies. Checkout creates have one more step, the checkout
 // limit, which checkout.Service takes through Gate.Checkout before it looks
 // at the Idempotency-Key or the body, whichever API the request came from.
 package admission
@@ -48,14 +49,20 @@ func (g *Gate) Middleware(fail func(http.ResponseWriter, *http.Request, error)) 
 // Errors: rate_limit_exceeded, missing_api_key, invalid_api_key,
 // app_suspended, account_disabled, account_pending_approval.
 func (g *Gate) Admit(ctx context.Context, key string) (*auth.Principal, error) {
-	ip := ratelimit.ClientIPFrom(ctx)
-	if err := g.Limits.FailedAuth.Blocked(ctx, ip, "failed authentication attempts from this address"); err != nil {
+	client := ratelimit.ClientKey(ratelimit.ClientIPFrom(ctx))
+	const what = "failed authentication attempts from this address"
+	if err := g.Limits.FailedAuth.Blocked(ctx, client, what); err != nil {
 		return nil, err
 	}
 	p, err := g.Auth.Authenticate(ctx, key)
 	if err != nil {
 		if s := apperr.From(err).Status(); s == http.StatusUnauthorized || s == http.StatusForbidden {
-			g.Limits.FailedAuth.Count(ctx, ip)
+			// Requests that passed Blocked together may have been looked
+			// up together; counting each failure decides which of them
+			// still fit, so the bucket holds exactly its limit.
+			if lerr := g.Limits.FailedAuth.Fail(ctx, client, what); lerr != nil {
+				return nil, lerr
+			}
 		}
 		return nil, err
 	}

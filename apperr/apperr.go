@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 )
 
@@ -89,6 +90,17 @@ var statuses = map[Code]int{
 	PaymentGatewayUnavailable: http.StatusServiceUnavailable,
 	Internal:                  http.StatusInternalServerError,
 	DocumentTooLarge:          http.StatusUnprocessableEntity,
+}
+
+// Codes returns every code, sorted: the values a label naming a code can
+// take.
+func Codes() []Code {
+	out := make([]Code, 0, len(statuses))
+	for c := range statuses {
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Status returns the HTTP status of a code; unknown codes are 500.

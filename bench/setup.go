@@ -147,7 +147,7 @@ func cli(ctx context.Context, bin, dbURL string, args ...string) ([]byte, error)
 func serverEnv(dbURL, addr string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); k == "REDIS_URL" || k == "DATABASE_URL" || k == "ADDR" || k == "PAYMENT_PROVIDER" ||
+		if k, _, _ := strings.Cut(kv, "="); k == "REDIS_URL" || k == "DATABASE_URL" || k == "ADDR" || k == "ADMIN_ADDR" || k == "PAYMENT_PROVIDER" ||
 			strings.HasPrefix(k, "RATE_LIMIT_") || strings.HasPrefix(k, "FREE_DAILY_") {
 			continue
 		}
@@ -156,7 +156,8 @@ func serverEnv(dbURL, addr string) []string {
 	const high = "100000000"
 	env = append(env, "DATABASE_URL="+dbURL,
 		"RATE_LIMIT_LIVE="+high, "RATE_LIMIT_TEST="+high, "RATE_LIMIT_CHECKOUT="+high, "RATE_LIMIT_FAILED_AUTH="+high,
-		"FREE_DAILY_APP_CAP="+high, "FREE_DAILY_BUYER_EVENT_CAP="+high, "PAYMENT_PROVIDER=dev")
+		"FREE_DAILY_APP_CAP="+high, "FREE_DAILY_BUYER_EVENT_CAP="+high, "PAYMENT_PROVIDER=dev",
+		"ADMIN_ADDR=") // no admin listener: runs side by side must not fight over its port
 	if addr != "" {
 		env = append(env, "ADDR="+addr, "PUBLIC_BASE_URL=http://"+addr)
 	}

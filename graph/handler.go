@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
@@ -29,8 +31,9 @@ const QueryCacheBytes = 16 << 20
 // and panics turned into internal_error, plus any further extensions.
 func NewHandler(root ResolverRoot, log *slog.Logger, limits DocumentLimits, exts ...graphql.HandlerExtension) http.Handler {
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: root, Complexity: complexity()}))
+	// Before Options, which would answer HEAD 405.
+	srv.AddTransport(getOrHead{})
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	// A parsed document is charged 40 times its text: TestParsedQueryCost
 	// measures about 20 times for a nested query, so this errs on the safe side.
@@ -70,9 +73,14 @@ func Present(ctx context.Context, err error, log *slog.Logger) *gqlerror.Error {
 		if ae.Status() >= 500 {
 			log.ErrorContext(ctx, "GraphQL resolver failed", "error", err)
 		}
+	case gqlErr.Err == nil && strings.HasPrefix(gqlErr.Message, undecodable):
+		// gqlgen's message quotes the whole body back: a megabyte sent is
+		// more than a megabyte answered.
+		ae = &apperr.Error{Code: apperr.ValidationFailed,
+			Message: `The request body is not a JSON GraphQL request such as {"query": "…", "variables": {…}}.`}
 	case gqlErr.Err == nil:
 		// Produced by gqlgen itself: parsing, validation, argument coercion.
-		ae = &apperr.Error{Code: apperr.ValidationFailed, Message: gqlErr.Message}
+		ae = &apperr.Error{Code: apperr.ValidationFailed, Message: clip(gqlErr.Message)}
 	default:
 		log.ErrorContext(ctx, "GraphQL resolver failed", "error", err)
 		ae = apperr.From(err)
@@ -80,6 +88,39 @@ func Present(ctx context.Context, err error, log *slog.Logger) *gqlerror.Error {
 	gqlErr.Message = ae.Message
 	gqlErr.Extensions = extensions(ae)
 	return gqlErr
+}
+
+// maxMessage bounds gqlgen's own messages, which quote names and values
+// of the document: a field named with 900 KB must not be answered with
+// 900 KB.
+const maxMessage = 256
+
+func clip(msg string) string {
+	if len(msg) <= maxMessage {
+		return msg
+	}
+	cut := maxMessage
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + "…"
+}
+
+// undecodable starts the message of gqlgen's POST transport for a body
+// that is not a JSON GraphQL request.
+const undecodable = "json request body could not be decoded"
+
+// getOrHead is gqlgen's GET transport, answering HEAD as it answers GET
+// (net/http sends no body for HEAD).
+type getOrHead struct{ transport.GET }
+
+func (t getOrHead) Supports(r *http.Request) bool {
+	if r.Method != http.MethodHead {
+		return t.GET.Supports(r)
+	}
+	get := *r
+	get.Method = http.MethodGet
+	return t.GET.Supports(&get)
 }
 
 // WriteError answers a GraphQL request that was refused before execution

@@ -6,8 +6,12 @@ package observe
 import (
 	"context"
 	"database/sql"
+	"net/http"
+	"slices"
+	"strconv"
 	"time"
 
+	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -43,20 +47,85 @@ func NewMetrics(db *sql.DB, depth func(context.Context) (map[string]int, error))
 	m.Registry.MustRegister(m.requests, m.latency, m.checkouts, m.webhooks,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(db, "boxoffice"), &queueCollector{depth: depth})
+	// Known series read 0 from the start, so a rate or an alert on them
+	// works before the first event instead of seeing no series at all.
+	for _, outcome := range webhookOutcomes {
+		m.webhooks.WithLabelValues(outcome)
+	}
+	for _, env := range environments {
+		for outcome := range checkoutOutcomes {
+			m.checkouts.WithLabelValues(env, outcome)
+		}
+	}
 	return m
 }
 
-// Request records one HTTP request.
-func (m *Metrics) Request(route, method, status string, took time.Duration) {
-	m.requests.WithLabelValues(route, method, status).Inc()
-	m.latency.WithLabelValues(route, method, status).Observe(took.Seconds())
+// Every label takes its values from a fixed set, whatever clients send:
+// a value outside it counts as Other, so no request can add a series.
+const (
+	// Other stands for any value outside a label's set.
+	Other = "OTHER"
+	// Unmatched is the route of a request no route pattern matched.
+	Unmatched = "unmatched"
+)
+
+// methods are the standard HTTP methods (RFC 9110 and PATCH).
+var methods = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
+	http.MethodPatch: true, http.MethodDelete: true, http.MethodOptions: true,
+	http.MethodConnect: true, http.MethodTrace: true,
 }
 
-// Checkout records the outcome of one checkout request.
-func (m *Metrics) Checkout(env, outcome string) { m.checkouts.WithLabelValues(env, outcome).Inc() }
+// Method returns the label of an HTTP method: the method when standard,
+// Other otherwise.
+func Method(method string) string {
+	if methods[method] {
+		return method
+	}
+	return Other
+}
 
-// Webhook records the outcome of one delivery attempt.
-func (m *Metrics) Webhook(outcome string) { m.webhooks.WithLabelValues(outcome).Inc() }
+var (
+	environments    = []string{"test", "live"}
+	webhookOutcomes = []string{"delivered", "retry", "failed"}
+	// checkoutOutcomes are "created" and every error code.
+	checkoutOutcomes = func() map[string]bool {
+		out := map[string]bool{"created": true}
+		for _, c := range apperr.Codes() {
+			out[string(c)] = true
+		}
+		return out
+	}()
+)
+
+// Request records one HTTP request. route must be a route pattern of the
+// router or Unmatched; the method is labelled by Method.
+func (m *Metrics) Request(route, method string, status int, took time.Duration) {
+	labels := []string{route, Method(method), strconv.Itoa(status)}
+	m.requests.WithLabelValues(labels...).Inc()
+	m.latency.WithLabelValues(labels...).Observe(took.Seconds())
+}
+
+// Checkout records the outcome of one checkout request: "created" or an
+// error code, in the test or live environment.
+func (m *Metrics) Checkout(env, outcome string) {
+	if !slices.Contains(environments, env) {
+		env = Other
+	}
+	if !checkoutOutcomes[outcome] {
+		outcome = Other
+	}
+	m.checkouts.WithLabelValues(env, outcome).Inc()
+}
+
+// Webhook records the outcome of one delivery attempt: delivered, retry or
+// failed.
+func (m *Metrics) Webhook(outcome string) {
+	if !slices.Contains(webhookOutcomes, outcome) {
+		outcome = Other
+	}
+	m.webhooks.WithLabelValues(outcome).Inc()
+}
 
 var queueDesc = prometheus.NewDesc("boxoffice_jobs", "Background jobs by state (River), read at scrape time.", []string{"state"}, nil)
 

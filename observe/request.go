@@ -1,6 +1,12 @@
 package observe
 
-import "context"
+import (
+	"context"
+	"crypto/rand"
+	"net/http"
+
+	"github.com/go-chi/chi/v5/middleware"
+)
 
 // Request is what a request's log line says about its caller; the
 // authentication layer fills it in, the logging middleware reads it.
@@ -22,4 +28,35 @@ func SetCaller(ctx context.Context, appID int64, env string) {
 	if r, ok := ctx.Value(requestKey{}).(*Request); ok {
 		r.AppID, r.Environment = appID, env
 	}
+}
+
+// MaxRequestIDLen is the longest X-Request-Id taken from a caller.
+const MaxRequestIDLen = 128
+
+// RequestID gives each request the id its log line carries (read with
+// chi's middleware.GetReqID): the caller's X-Request-Id when it is at most
+// MaxRequestIDLen characters of [A-Za-z0-9._-], so a proxy's id links the
+// lines up; a fresh random id otherwise, so a client cannot write
+// megabytes or control characters into the logs.
+func RequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(middleware.RequestIDHeader)
+		if !validRequestID(id) {
+			id = rand.Text()
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), middleware.RequestIDKey, id)))
+	})
+}
+
+func validRequestID(id string) bool {
+	if id == "" || len(id) > MaxRequestIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/mail"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/uptrace/bun"
 )
 
@@ -25,7 +27,8 @@ import (
 type Service struct {
 	DB  *store.DB
 	Now func() time.Time
-	// AllowPrivateWebhooks accepts plain http:// webhook URLs (development).
+	// AllowPrivateWebhooks accepts plain http:// webhook URLs and URLs on
+	// special-purpose addresses such as loopback (development).
 	AllowPrivateWebhooks bool
 }
 
@@ -308,6 +311,11 @@ func validHost(h string) bool {
 	return true
 }
 
+// checkWebhookURL refuses a webhook URL that is not https:// or whose host
+// is an address of webhook.Special's table, unless private targets are
+// allowed. A host name is checked where it counts, on the address dialled
+// at each delivery (webhook.NewClient): what it resolves to now proves
+// nothing about later.
 func (s *Service) checkWebhookURL(raw string) error {
 	if raw == "" {
 		return nil
@@ -315,6 +323,14 @@ func (s *Service) checkWebhookURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && !(s.AllowPrivateWebhooks && u.Scheme == "http")) {
 		return fmt.Errorf("--webhook-url %q must be an absolute https:// URL", raw)
+	}
+	if s.AllowPrivateWebhooks {
+		return nil
+	}
+	if a, err := netip.ParseAddr(u.Hostname()); err == nil {
+		if block := webhook.Special(a); block != "" {
+			return fmt.Errorf("--webhook-url %q points at a special-purpose address (%s), which never receives webhooks", raw, block)
+		}
 	}
 	return nil
 }

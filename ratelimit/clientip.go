@@ -38,6 +38,8 @@ func ParseTrusted(s string) ([]netip.Prefix, error) {
 // unless the peer is a trusted proxy, in which case X-Forwarded-For is read
 // from the right, skipping trusted proxies, and the first address that is
 // not one is the client. A forged header from anyone else changes nothing.
+// A hop may carry a port, as some proxies write it ("198.51.100.8:1234",
+// "[2001:db8::1]:443"); the port is dropped.
 func ClientIP(r *http.Request, trusted []netip.Prefix) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
@@ -47,23 +49,57 @@ func ClientIP(r *http.Request, trusted []netip.Prefix) string {
 	if err != nil {
 		return host
 	}
-	peer = peer.Unmap()
+	peer = peer.Unmap().WithZone("")
 	if !isTrusted(peer, trusted) {
 		return peer.String()
 	}
 	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
 	for i := len(hops) - 1; i >= 0; i-- {
-		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
-		if err != nil {
+		a, ok := parseHop(hops[i])
+		if !ok {
 			break // a garbled hop: trust nothing before it
 		}
-		a = a.Unmap()
 		if !isTrusted(a, trusted) {
 			return a.String()
 		}
 		peer = a
 	}
 	return peer.String()
+}
+
+// parseHop reads one X-Forwarded-For hop: an address, with or without a
+// port, an IPv6 address with or without brackets.
+func parseHop(hop string) (netip.Addr, bool) {
+	hop = strings.TrimSpace(hop)
+	if ap, err := netip.ParseAddrPort(hop); err == nil {
+		return ap.Addr().Unmap().WithZone(""), true
+	}
+	if inner, ok := strings.CutPrefix(hop, "["); ok {
+		if hop, ok = strings.CutSuffix(inner, "]"); !ok {
+			return netip.Addr{}, false
+		}
+	}
+	a, err := netip.ParseAddr(hop)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return a.Unmap().WithZone(""), true
+}
+
+// ClientKey returns what a client address counts under in per-client
+// limits: an IPv4 address itself, an IPv6 address its /64. An IPv6 host
+// is handed a /64 (or more) and may use any address in it, so counting
+// single addresses would let one client hop past a limit at will.
+func ClientKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	a = a.Unmap().WithZone("")
+	if a.Is4() {
+		return a.String()
+	}
+	return netip.PrefixFrom(a, 64).Masked().String()
 }
 
 func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {

@@ -8,6 +8,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -30,9 +31,14 @@ type Limiter struct {
 	Limit   int
 	Window  time.Duration
 	counter httprate.LimitCounter
-	now     func() time.Time
-	log     *slog.Logger
-	mu      sync.Mutex
+	// redis, when set, is where counter keeps its counts; Fail counts there
+	// in one transaction.
+	redis redis.UniversalClient
+	now   func() time.Time
+	log   *slog.Logger
+	// mu makes Allow's read-then-count one step on this instance, and Fail's
+	// count-then-read when counting in memory.
+	mu sync.Mutex
 }
 
 // Store makes the counters of limiters: in memory, or in Redis.
@@ -86,6 +92,7 @@ func (s *Store) New(name string, limit int, window time.Duration) *Limiter {
 		l.now = time.Now
 	}
 	if s.redis != nil {
+		l.redis = s.redis
 		l.counter = httprateredis.NewCounter(&httprateredis.Config{
 			Client: s.redis, PrefixKey: name, WindowLength: window,
 			OnError: func(err error) { s.log.Warn("rate limit counter in Redis failed; counting in memory", "error", err) },
@@ -180,12 +187,60 @@ func (l *Limiter) Blocked(ctx context.Context, key, what string) error {
 	return nil
 }
 
-// Count adds one to key without deciding anything.
-func (l *Limiter) Count(ctx context.Context, key string) {
-	now := l.now().UTC()
-	if err := l.counter.IncrementBy(key, now.Truncate(l.Window), 1); err != nil {
+// Fail counts one failure of key and refuses it when the new count puts
+// key over its limit. Counting and deciding are one step, so however many
+// failures arrive at once, no more of them fit than the limit allows, on
+// one instance or many sharing Redis. Unlike Allow, a refused failure stays
+// counted: it was a failure too. Counter failures refuse nothing (and are
+// logged).
+// Errors: rate_limit_exceeded, with RetryAfter set.
+func (l *Limiter) Fail(ctx context.Context, key, what string) error {
+	s, err := l.add(ctx, key)
+	if err != nil {
 		l.log.WarnContext(ctx, "rate limit counter failed", "limiter", l.Name, "error", err)
+		return nil
 	}
+	if int(math.Round(l.rate(s))) > l.Limit {
+		l.setHeaders(ctx, s, 0)
+		return l.exceeded(s, what)
+	}
+	return nil
+}
+
+// add adds one to key and returns the window as it stands after that
+// count, read in the same step: in one Redis transaction, or under mu in
+// memory (and when Redis fails, where httprate-redis counts then).
+func (l *Limiter) add(ctx context.Context, key string) (state, error) {
+	now := l.now().UTC()
+	s := state{start: now.Truncate(l.Window), now: now}
+	prevStart := s.start.Add(-l.Window)
+	if l.redis != nil {
+		// The keys httprate-redis reads in Get.
+		currKey := fmt.Sprintf("%s:%d", l.Name, httprate.LimitCounterKey(key, s.start))
+		prevKey := fmt.Sprintf("%s:%d", l.Name, httprate.LimitCounterKey(key, prevStart))
+		// A client that hangs up is counted all the same.
+		ctx := context.WithoutCancel(ctx)
+		pipe := l.redis.TxPipeline()
+		incr := pipe.IncrBy(ctx, currKey, 1)
+		pipe.Expire(ctx, currKey, 3*l.Window)
+		prev := pipe.Get(ctx, prevKey)
+		_, err := pipe.Exec(ctx)
+		if err == nil || errors.Is(err, redis.Nil) {
+			p, _ := prev.Int() // redis.Nil: no count in the previous window
+			s.curr, s.prev = int(incr.Val()), p
+			return s, nil
+		}
+		// Otherwise count as httprate-redis does, which logs the failure
+		// and switches to memory until Redis answers again.
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.counter.IncrementBy(key, s.start, 1); err != nil {
+		return s, err
+	}
+	var err error
+	s.curr, s.prev, err = l.counter.Get(key, s.start, prevStart)
+	return s, err
 }
 
 type headersKey struct{}

@@ -2,11 +2,14 @@ package ratelimit
 
 import (
 	"context"
+	"crypto/rand"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,11 +79,61 @@ func TestLimiter(t *testing.T) {
 			require.NoError(t, l.Blocked(ctx, "ip", "failures"))
 		}
 		for i := 0; i < 3; i++ {
-			l.Count(ctx, "ip")
+			require.NoError(t, l.Fail(ctx, "ip", "failures"), "failure %d fits", i+1)
 		}
 		require.Equal(t, apperr.RateLimitExceeded, apperr.CodeOf(l.Blocked(ctx, "ip", "failures")))
 		require.NoError(t, l.Blocked(ctx, "other", "failures"), "keys are independent")
+		err := l.Fail(ctx, "ip", "failures")
+		require.Equal(t, apperr.RateLimitExceeded, apperr.CodeOf(err), "the fourth failure is over the limit")
+		// The refused failure counts too: 4 in this window, none before, so
+		// Blocked lets a request through once 4·(60−t)/60 ≤ 2 in the next
+		// window: 50 s left + 30 s.
+		require.Equal(t, 80, apperr.From(err).RetryAfter)
 	})
+}
+
+func TestLimiterFailIsExact(t *testing.T) {
+	t.Parallel()
+	stores := map[string]string{"Memory": ""}
+	if url := os.Getenv("TEST_REDIS_URL"); url != "" {
+		stores["Redis"] = url
+	} else if os.Getenv("CI") != "" {
+		t.Fatal("CI must set TEST_REDIS_URL")
+	}
+	for name, url := range stores {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := &clock{t: time.Date(2026, 11, 21, 12, 0, 10, 0, time.UTC)}
+			s, err := NewStore(context.Background(), url, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			require.NoError(t, err)
+			t.Cleanup(func() { s.Close() })
+			s.Now = c.Now
+			// Two limiters on one store stand for two instances sharing Redis
+			// (in memory, two limiters are two separate buckets: use one).
+			a := s.New("t"+rand.Text()+":auth", 60, time.Minute)
+			b := a
+			if url != "" {
+				b = s.New(a.Name, 60, time.Minute)
+			}
+			var refused atomic.Int32
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range 600 {
+				wg.Go(func() {
+					<-start
+					l := []*Limiter{a, b}[i%2]
+					if err := l.Fail(context.Background(), "203.0.113.9", "failures"); err != nil {
+						require.Equal(t, apperr.RateLimitExceeded, apperr.CodeOf(err))
+						refused.Add(1)
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			require.EqualValues(t, 540, refused.Load(), "600 failures at once against a limit of 60")
+			require.Error(t, a.Blocked(context.Background(), "203.0.113.9", "failures"))
+		})
+	}
 }
 
 func TestClientIP(t *testing.T) {
@@ -97,6 +150,13 @@ func TestClientIP(t *testing.T) {
 		{"ClientForgesLeftmost", "10.1.2.3:80", "1.1.1.1, 198.51.100.9", "198.51.100.9"},
 		{"GarbageHop", "10.1.2.3:80", "198.51.100.9, nonsense", "10.1.2.3"},
 		{"IPv6", "[2001:db8::1]:443", "", "2001:db8::1"},
+		{"HopWithPort", "10.1.2.3:80", "198.51.100.8:1234", "198.51.100.8"},
+		{"IPv6HopWithPort", "10.1.2.3:80", "[2001:db8::1]:443", "2001:db8::1"},
+		{"IPv6HopInBrackets", "10.1.2.3:80", "[2001:db8::1]", "2001:db8::1"},
+		{"TrustedHopWithPort", "10.1.2.3:80", "198.51.100.8:1234, 10.9.9.9:80", "198.51.100.8"},
+		{"MappedHop", "10.1.2.3:80", "::ffff:198.51.100.8", "198.51.100.8"},
+		{"UnclosedBracket", "10.1.2.3:80", "[2001:db8::1", "10.1.2.3"},
+		{"PortOnly", "10.1.2.3:80", ":443", "10.1.2.3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -110,4 +170,19 @@ func TestClientIP(t *testing.T) {
 	}
 	_, err = ParseTrusted("10.0.0.0/33")
 	require.Error(t, err)
+}
+
+func TestClientKey(t *testing.T) {
+	t.Parallel()
+	for ip, want := range map[string]string{
+		"203.0.113.7":          "203.0.113.7",
+		"::ffff:203.0.113.7":   "203.0.113.7",
+		"2001:db8:1:2::1":      "2001:db8:1:2::/64",
+		"2001:db8:1:2:ffff::9": "2001:db8:1:2::/64",
+		"2001:db8:1:3::1":      "2001:db8:1:3::/64",
+		"fe80::1%eth0":         "fe80::/64",
+		"not-an-ip":            "not-an-ip",
+	} {
+		require.Equal(t, want, ClientKey(ip), ip)
+	}
 }

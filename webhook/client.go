@@ -13,23 +13,33 @@ import (
 const Timeout = 10 * time.Second
 
 // NewClient returns the HTTP client deliveries use: a short timeout, no
-// redirects followed, and, unless allowPrivate, a dialer that refuses
-// loopback, private, link-local (cloud metadata included), unspecified and
-// multicast addresses. The check runs on the address actually dialled,
-// after DNS, so a name that resolves to an internal address is refused too.
-func NewClient(allowPrivate bool) *http.Client {
+// redirects followed, and, unless allowPrivate, a dialer that refuses every
+// special-purpose address (loopback, private, link-local and cloud
+// metadata, NAT64, 6to4, benchmarking, reserved, …: see Special). The
+// check runs on the address actually dialled, after DNS, just before the
+// connection is made, so a name that resolves to an internal address is
+// refused too, whatever it resolved to when the URL was saved.
+func NewClient(allowPrivate bool) *http.Client { return newClient(allowPrivate, nil) }
+
+// newClient is NewClient; dialled, when set, is called with every address
+// that passed the check just before it is connected to, and its error
+// stops the dial (tests count dials with it).
+func newClient(allowPrivate bool, dialled func(netip.AddrPort) error) *http.Client {
 	dialer := &net.Dialer{Timeout: 5 * time.Second}
-	if !allowPrivate {
-		dialer.Control = func(_, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil {
-				return fmt.Errorf("webhook: refusing to dial %s", address)
-			}
-			if !Public(ap.Addr()) {
-				return fmt.Errorf("%w: %s is not a public address", ErrGiveUp, ap.Addr())
-			}
-			return nil
+	dialer.Control = func(_, address string, _ syscall.RawConn) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil {
+			return fmt.Errorf("%w: refusing to dial %s", ErrGiveUp, address)
 		}
+		if !allowPrivate {
+			if block := Special(ap.Addr()); block != "" {
+				return fmt.Errorf("%w: %s is not a public address (%s)", ErrGiveUp, ap.Addr(), block)
+			}
+		}
+		if dialled != nil {
+			return dialled(ap)
+		}
+		return nil
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.DialContext = dialer.DialContext
@@ -41,15 +51,4 @@ func NewClient(allowPrivate bool) *http.Client {
 			return http.ErrUseLastResponse
 		},
 	}
-}
-
-// cgnat is the shared address space of carrier-grade NAT (RFC 6598).
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
-
-// Public reports whether addr may receive webhooks.
-func Public(addr netip.Addr) bool {
-	addr = addr.Unmap()
-	return addr.IsValid() && !addr.IsLoopback() && !addr.IsPrivate() && !addr.IsLinkLocalUnicast() &&
-		!addr.IsLinkLocalMulticast() && !addr.IsInterfaceLocalMulticast() && !addr.IsMulticast() &&
-		!addr.IsUnspecified() && !cgnat.Contains(addr)
 }

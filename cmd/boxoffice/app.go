@@ -30,8 +30,11 @@ import (
 
 // Config is the service's configuration (OPERATOR.md, "Configuration").
 type Config struct {
-	DatabaseURL   string
-	Addr          string
+	DatabaseURL string
+	Addr        string
+	// AdminAddr is the admin listener of serve (/metrics and health);
+	// empty disables it.
+	AdminAddr     string
 	PublicBaseURL string
 	// AllowPrivateWebhooks accepts http:// and private webhook targets.
 	AllowPrivateWebhooks bool
@@ -71,7 +74,7 @@ type Config struct {
 func DefaultConfig() Config {
 	d := checkout.DefaultConfig()
 	return Config{
-		DatabaseURL: store.DefaultURL, Addr: ":8080", PublicBaseURL: d.PublicBaseURL,
+		DatabaseURL: store.DefaultURL, Addr: ":8080", AdminAddr: "127.0.0.1:9090", PublicBaseURL: d.PublicBaseURL,
 		SandboxExpiry: d.SandboxExpiry, LiveExpiry: d.LiveExpiry,
 		FreeDailyAppCap: d.FreeDailyAppCap, FreeDailyBuyerEventCap: d.FreeDailyBuyerEventCap,
 		WebhookRetryBase: webhook.DefaultRetryBase, Jobs: jobs.DefaultConfig(),
@@ -105,6 +108,7 @@ type Main struct {
 
 	limitStore *ratelimit.Store
 	trusted    []netip.Prefix
+	ready      *readiness
 }
 
 // Open connects to the database and builds the services; it does not migrate.
@@ -127,7 +131,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	if cfg.Clock != nil {
 		now = func() time.Time { return cfg.Clock().UTC() }
 	}
-	m := &Main{Config: cfg, DB: db, Log: log, Now: now}
+	m := &Main{Config: cfg, DB: db, Log: log, Now: now, ready: &readiness{db: db, now: time.Now}}
 	var err error
 	if m.trusted, err = ratelimit.ParseTrusted(cfg.TrustedProxies); err != nil {
 		return nil, err
@@ -228,16 +232,15 @@ func (m *Main) Close() error {
 	return errors.Join(m.limitStore.Close(), m.DB.Close())
 }
 
-// Serve answers HTTP on ln until ctx is cancelled, then shuts down
+// Serve answers the API on ln, and /metrics with the health checks on
+// admin unless it is nil, until ctx is cancelled; then it shuts down
 // gracefully: it stops accepting and lets in-flight requests finish.
-func (m *Main) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{
-		Handler:           m.Handler(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
+func (m *Main) Serve(ctx context.Context, ln, admin net.Listener) error {
+	servers := []*http.Server{m.httpServer(m.Handler())}
+	listeners := []net.Listener{ln}
+	if admin != nil {
+		servers = append(servers, m.httpServer(m.AdminHandler()))
+		listeners = append(listeners, admin)
 	}
 	// Jobs get their own context: on shutdown they are stopped after HTTP,
 	// so in-flight requests can still enqueue.
@@ -246,25 +249,44 @@ func (m *Main) Serve(ctx context.Context, ln net.Listener) error {
 	if err := m.Jobs.Start(jobsCtx); err != nil {
 		return fmt.Errorf("start jobs: %w", err)
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() { errc <- srv.Serve(listeners[i]) }()
+	}
 	go m.purge(ctx)
 	var serveErr error
+	running := len(servers)
 	select {
 	case serveErr = <-errc:
+		running--
 	case <-ctx.Done():
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if serveErr == nil {
+	for _, srv := range servers {
 		if err := srv.Shutdown(shutdown); err != nil {
-			serveErr = fmt.Errorf("shutdown: %w", err)
-		} else if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-			serveErr = err
+			serveErr = errors.Join(serveErr, fmt.Errorf("shutdown: %w", err))
+		}
+	}
+	for ; running > 0; running-- {
+		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			serveErr = errors.Join(serveErr, err)
 		}
 	}
 	if err := m.Jobs.Stop(shutdown); err != nil {
 		serveErr = errors.Join(serveErr, fmt.Errorf("stop jobs: %w", err))
 	}
 	return serveErr
+}
+
+// httpServer returns a server of h with the service's timeouts.
+func (m *Main) httpServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
+	}
 }

@@ -83,12 +83,25 @@ func serveCommand(stdout, stderr io.Writer) *cli.Command {
 					return err
 				}
 			}
+			var admin net.Listener
+			adminAddr := "none"
+			if m.Config.AdminAddr != "" {
+				if admin, err = net.Listen("tcp", m.Config.AdminAddr); err != nil {
+					ln.Close()
+					return fmt.Errorf("ADMIN_ADDR: %w", err)
+				}
+				adminAddr = admin.Addr().String()
+			}
 			base := m.Config.PublicBaseURL
-			fmt.Fprintf(stdout, "\nBoxoffice is listening on %s\n  REST:       %s/api/v1/events\n  GraphQL:    %s/graphql (open it in a browser for the playground)\n\n",
+			fmt.Fprintf(stdout, "\nBoxoffice is listening on %s\n  REST:       %s/api/v1/events\n  GraphQL:    %s/graphql (open it in a browser for the playground)\n",
 				ln.Addr(), base, base)
+			if admin != nil {
+				fmt.Fprintf(stdout, "  Metrics:    http://%s/metrics (admin listener)\n", adminAddr)
+			}
+			fmt.Fprintln(stdout)
 			limit := defaultMemoryLimit()
-			m.Log.Info("serving", "addr", ln.Addr().String(), "memory_limit_mib", limit>>20)
-			return m.Serve(ctx, ln)
+			m.Log.Info("serving", "addr", ln.Addr().String(), "admin_addr", adminAddr, "memory_limit_mib", limit>>20)
+			return m.Serve(ctx, ln, admin)
 		}),
 	}
 }

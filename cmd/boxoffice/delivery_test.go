@@ -199,8 +199,10 @@ func TestWebhookCommands(t *testing.T) {
 	demo := mustJSON(t, dbURL, "seed", "demo", "--json")
 	require.Equal(t, 1.0, demo["id"])
 
+	_, err := runCLI(t, dbURL, "apps", "update", "1", "--webhook-url", "https://[64:ff9b::a9fe:a9fe]/hooks")
+	require.ErrorContains(t, err, "special-purpose address", "NAT64 of the metadata address")
 	rc := newReceiver(t, ok)
-	_, err := runCLI(t, dbURL, "--webhook-allow-private-targets", "apps", "update", "1", "--webhook-url", rc.srv.URL+"/hooks")
+	_, err = runCLI(t, dbURL, "--webhook-allow-private-targets", "apps", "update", "1", "--webhook-url", rc.srv.URL+"/hooks")
 	require.NoError(t, err)
 
 	sent := mustJSON(t, dbURL, "webhooks", "test", "--app", "1", "--env", "live", "--json")

@@ -291,3 +291,72 @@ func TestGraphQLDocumentLimits(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Raw)
 	require.Nil(t, res.Body["errors"])
 }
+
+// stillLimits rebuilds tb's limiters on a clock that stands still in the
+// middle of a window, so a test of exact counts never straddles a window
+// boundary (where the previous window's weight starts to fade).
+func stillLimits(tb *testBundle) {
+	clock := &testClock{t: time.Now().UTC().Truncate(time.Hour).Add(30 * time.Second)}
+	tb.m.limitStore.Now = clock.Now
+	*tb.m.Limits = *ratelimit.NewLimits(tb.m.limitStore, tb.m.Config.RateLimits)
+}
+
+func TestFailedAuthBucket(t *testing.T) {
+	t.Parallel()
+	stores := map[string]func(*Config){"Memory": func(*Config) {}}
+	if url := os.Getenv("TEST_REDIS_URL"); url != "" {
+		stores["Redis"] = func(c *Config) { c.RedisURL = url }
+	} else if os.Getenv("CI") != "" {
+		t.Fatal("CI must set TEST_REDIS_URL")
+	}
+	for name, store := range stores {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			tb := setup(t, storetest.MustOpen(t, "sqlite"), limits(60, 100, 100, 100), store)
+			stillLimits(tb)
+			// 600 requests at once, at most 100 of them on the wire: on a
+			// machine of two busy cores, 600 connections at once starve the
+			// Redis client's pool (20 connections) past its timeout, and
+			// httprate-redis then counts in memory, by design. The limiter's
+			// own test races 600 calls with nothing in between.
+			tb.srv.Client().Transport.(*http.Transport).MaxConnsPerHost = 100
+			answers := race(600, func(int) *response { return tb.get(t, "/api/v1/events", "svc_test_"+rand.Text()) })
+			by := map[int]int{}
+			for _, r := range answers {
+				by[r.Status]++
+			}
+			require.Equal(t, map[int]int{401: 60, 429: 540}, by, "600 bad keys at once against a limit of 60")
+			for _, r := range answers {
+				if r.Status == 429 {
+					requireLimited(t, r, 60, "auth")
+				}
+			}
+			requireLimited(t, tb.get(t, "/api/v1/events", tb.testKey), 60, "auth")
+		})
+	}
+	t.Run("IPv6ByNetwork", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t, storetest.MustOpen(t, "sqlite"), limits(2, 100, 100, 100), func(c *Config) { c.TrustedProxies = "127.0.0.1" })
+		from := func(xff, key string) int {
+			return tb.do(t, "GET", "/api/v1/events", key, nil, "X-Forwarded-For", xff).Status
+		}
+		require.Equal(t, 401, from("2001:db8:1:2::1", "svc_test_nope"))
+		require.Equal(t, 401, from("2001:db8:1:2:8000::77", "svc_test_nope"))
+		require.Equal(t, 429, from("2001:db8:1:2::abcd", tb.testKey), "one /64 is one client")
+		require.Equal(t, 200, from("2001:db8:1:3::1", tb.testKey), "the next /64 is another")
+	})
+	t.Run("ForwardedForWithPort", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t, storetest.MustOpen(t, "sqlite"), limits(2, 100, 100, 100), func(c *Config) { c.TrustedProxies = "127.0.0.1" })
+		from := func(xff, key string) int {
+			return tb.do(t, "GET", "/api/v1/events", key, nil, "X-Forwarded-For", xff).Status
+		}
+		require.Equal(t, 401, from("198.51.100.8:1234", "svc_test_nope"))
+		require.Equal(t, 401, from("198.51.100.8:5678", "svc_test_nope"))
+		require.Equal(t, 429, from("198.51.100.8", tb.testKey), "the hop's port is not part of the client")
+		require.Equal(t, 401, from("[2001:db8::1]:443", "svc_test_nope"))
+		require.Equal(t, 401, from("2001:db8::2", "svc_test_nope"))
+		require.Equal(t, 429, from("[2001:db8::3]", tb.testKey), "an IPv6 hop with a port is understood")
+		require.Equal(t, 200, from("198.51.100.9:1234", tb.testKey), "and is its own client")
+	})
+}

@@ -55,6 +55,8 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "database-url", Value: defaults.DatabaseURL, Sources: cli.EnvVars("DATABASE_URL"),
 			Usage: "sqlite://PATH (embedded) or postgres://… (production)"},
 		&cli.StringFlag{Name: "addr", Value: defaults.Addr, Sources: cli.EnvVars("ADDR"), Usage: "listen address of serve"},
+		&cli.StringFlag{Name: "admin-addr", Value: defaults.AdminAddr, Sources: cli.EnvVars("ADMIN_ADDR"),
+			Usage: "listen address of serve's /metrics and health checks, never the public port (empty: none)"},
 		&cli.StringFlag{Name: "public-base-url", Value: defaults.PublicBaseURL, Sources: cli.EnvVars("PUBLIC_BASE_URL"),
 			Usage: "base of every URL the service hands out"},
 		&cli.BoolFlag{Name: "webhook-allow-private-targets", Sources: cli.EnvVars("WEBHOOK_ALLOW_PRIVATE_TARGETS"),
@@ -116,6 +118,7 @@ func configFrom(cmd *cli.Command) Config {
 	return Config{
 		DatabaseURL:            cmd.String("database-url"),
 		Addr:                   cmd.String("addr"),
+		AdminAddr:              cmd.String("admin-addr"),
 		PublicBaseURL:          strings.TrimRight(cmd.String("public-base-url"), "/"),
 		AllowPrivateWebhooks:   cmd.Bool("webhook-allow-private-targets"),
 		SandboxExpiry:          cmd.Duration("sandbox-expiry"),

@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -55,25 +55,8 @@ func setup(t testing.TB, db *store.DB, opts ...func(*Config)) *testBundle {
 	}
 }
 
-// testClock is a clock a test moves; it starts at the real time.
-type testClock struct {
-	mu sync.Mutex
-	at time.Time
-}
-
-func newTestClock() *testClock { return &testClock{at: time.Now().UTC()} }
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.at
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.at = c.at.Add(d)
-}
+// newTestClock returns a clock a test moves, starting at the real time.
+func newTestClock() *testClock { return &testClock{t: time.Now().UTC()} }
 
 // withClock makes every service of the bundle read c.
 func withClock(c *testClock) func(*Config) {
@@ -183,15 +166,25 @@ func TestMain_Serve(t *testing.T) {
 	require.NoError(t, m.Migrate(context.Background()))
 	ln, err := newLocalListener()
 	require.NoError(t, err)
+	admin, err := newLocalListener()
+	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- m.Serve(ctx, ln) }()
-	res, err := http.Get("http://" + ln.Addr().String() + "/api/v1/events")
-	require.NoError(t, err)
-	res.Body.Close()
-	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
+	go func() { done <- m.Serve(ctx, ln, admin) }()
+	get := func(l net.Listener, path string) int {
+		res, err := http.Get("http://" + l.Addr().String() + path)
+		require.NoError(t, err)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	require.Equal(t, http.StatusUnauthorized, get(ln, "/api/v1/events"))
+	require.Equal(t, http.StatusNotFound, get(ln, "/metrics"), "metrics are never on the public port")
+	require.Equal(t, http.StatusOK, get(admin, "/metrics"))
+	require.Equal(t, http.StatusOK, get(admin, "/readyz"))
 	cancel()
 	require.NoError(t, <-done)
+	_, err = http.Get("http://" + admin.Addr().String() + "/healthz")
+	require.Error(t, err, "the admin listener stops with the server")
 }
 
 // checkout posts a checkout request; body is marshalled unless it is []byte.

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/boxoffice/boxoffice/seed"
 	"github.com/boxoffice/boxoffice/store/storetest"
@@ -28,6 +30,10 @@ func TestObservability(t *testing.T) {
 	require.NoError(t, err)
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
+	admin := httptest.NewServer(m.AdminHandler())
+	defer admin.Close()
+	clock := &testClock{t: time.Now()}
+	m.ready.now = clock.Now
 	tb := &testBundle{m: m, db: db, srv: srv, demo: demo, testKey: demo.App.TestKey, liveKey: demo.App.LiveKey}
 
 	t.Run("Health", func(t *testing.T) {
@@ -46,11 +52,7 @@ func TestObservability(t *testing.T) {
 	require.Equal(t, 409, tb.checkout(t, tb.testKey, newIdemKey(), tb.cartFor("DEMO-COMEDY", "DEMO-COMEDY-1", "DEMO-COMEDY-REG", 1)).Status)
 
 	t.Run("Metrics", func(t *testing.T) {
-		res, err := http.Get(srv.URL + "/metrics")
-		require.NoError(t, err)
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		text := string(body)
+		text := scrape(t, admin.URL)
 		for _, want := range []string{
 			`boxoffice_http_requests_total{method="GET",route="/api/v1/events",status="200"} 1`,
 			`boxoffice_http_requests_total{method="GET",route="/api/v1/events",status="401"} 1`,
@@ -99,9 +101,150 @@ func TestObservability(t *testing.T) {
 
 	t.Run("ErrNotReady", func(t *testing.T) {
 		require.NoError(t, db.Close())
+		clock.Add(time.Second) // /readyz answers from a state at most a second old
 		res := tb.get(t, "/readyz", "")
 		require.Equal(t, 503, res.Status)
 		require.Equal(t, "not_ready", res.Body["status"])
 		require.Equal(t, 200, tb.get(t, "/healthz", "").Status, "the process is still up")
 	})
+}
+
+// scrape returns the metrics page of an admin listener.
+func scrape(t testing.TB, adminURL string) string {
+	t.Helper()
+	res, err := http.Get(adminURL + "/metrics")
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return string(body)
+}
+
+// send makes a request outside the REST contract check (odd methods,
+// HEAD) and returns the answer with its body read.
+func send(t testing.TB, method, url string, headers ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	require.NoError(t, err)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res, body
+}
+
+func TestMetricsAreBounded(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, storetest.MustOpen(t, "sqlite"))
+	admin := httptest.NewServer(tb.m.AdminHandler())
+	t.Cleanup(admin.Close)
+	series := func() int {
+		mfs, err := tb.m.Metrics.Registry.Gather()
+		require.NoError(t, err)
+		n := 0
+		for _, mf := range mfs {
+			n += len(mf.GetMetric())
+		}
+		return n
+	}
+
+	t.Run("KnownSeriesStartAtZero", func(t *testing.T) {
+		text := scrape(t, admin.URL)
+		for _, want := range []string{
+			`boxoffice_webhook_deliveries_total{outcome="delivered"} 0`,
+			`boxoffice_webhook_deliveries_total{outcome="retry"} 0`,
+			`boxoffice_webhook_deliveries_total{outcome="failed"} 0`,
+			`boxoffice_checkout_outcomes_total{environment="live",outcome="created"} 0`,
+			`boxoffice_checkout_outcomes_total{environment="test",outcome="sold_out"} 0`,
+			`boxoffice_checkout_outcomes_total{environment="live",outcome="rate_limit_exceeded"} 0`,
+		} {
+			require.Contains(t, text, want+"\n")
+		}
+	})
+	t.Run("MadeUpMethods", func(t *testing.T) {
+		// A request is counted just after its answer is sent: wait for it.
+		counted := func(n int) {
+			want := fmt.Sprintf(`boxoffice_http_requests_total{method="OTHER",route="unmatched",status="405"} %d`+"\n", n)
+			waitFor(t, 5*time.Second, want, func() bool { return strings.Contains(scrape(t, admin.URL), want) })
+		}
+		res, _ := send(t, "BREW", tb.srv.URL+"/api/v1/events")
+		require.Equal(t, http.StatusMethodNotAllowed, res.StatusCode)
+		counted(1)
+		before := series()
+		for i := range 500 {
+			path := []string{"/api/v1/events", "/graphql", fmt.Sprintf("/made/up/%d", i)}[i%3]
+			res, _ := send(t, fmt.Sprintf("M%dX", i), tb.srv.URL+path)
+			require.Equal(t, http.StatusMethodNotAllowed, res.StatusCode)
+		}
+		counted(501)
+		require.Equal(t, before, series(), "made-up methods and paths add no series")
+	})
+	t.Run("NotOnPublicPort", func(t *testing.T) {
+		res := tb.get(t, "/metrics", "")
+		require.Equal(t, http.StatusNotFound, res.Status)
+		require.Equal(t, "not_found", res.errorCode())
+		require.NotContains(t, string(res.Raw), "boxoffice_")
+		for _, path := range []string{"/healthz", "/readyz"} {
+			require.Equal(t, http.StatusOK, tb.get(t, path, "").Status, "%s stays on the public port", path)
+			res, _ := send(t, "GET", admin.URL+path)
+			require.Equal(t, http.StatusOK, res.StatusCode, "%s is on the admin listener too", path)
+		}
+	})
+}
+
+func TestRequestID(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	m, err := New(DefaultConfig(), storetest.MustOpen(t, "sqlite"), slog.New(slog.NewJSONHandler(logs, nil)))
+	require.NoError(t, err)
+	t.Cleanup(m.CatalogWatch.Close)
+	srv := httptest.NewServer(m.Handler())
+	t.Cleanup(srv.Close)
+	// requestIDs returns the request_id of every request line logged so far.
+	requestIDs := func() []string {
+		var ids []string
+		sc := bufio.NewScanner(strings.NewReader(logs.String()))
+		sc.Buffer(nil, 4<<20)
+		for sc.Scan() {
+			var line map[string]any
+			require.NoError(t, json.Unmarshal(sc.Bytes(), &line))
+			if line["msg"] == "request" {
+				ids = append(ids, line["request_id"].(string))
+			}
+		}
+		return ids
+	}
+	tests := []struct {
+		name, header string
+		kept         bool
+	}{
+		{"OK", "req-7f3a.B_9", true},
+		{"OKLongest", strings.Repeat("a", 128), true},
+		{"ErrTooLong", strings.Repeat("a", 129), false},
+		{"ErrHuge", strings.Repeat("x", 900<<10), false},
+		{"ErrBadCharacters", "id with spaces<script>", false},
+		{"ErrTab", "id\ttab", false},
+		{"ErrUnicode", "idé", false},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, _ := send(t, "GET", srv.URL+"/healthz", "X-Request-Id", tt.header)
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			// The line is written just after the answer.
+			waitFor(t, 5*time.Second, "the request line", func() bool { return len(requestIDs()) == i+1 })
+			got := requestIDs()[i]
+			if tt.kept {
+				require.Equal(t, tt.header, got)
+				return
+			}
+			require.NotEqual(t, tt.header, got)
+			require.Regexp(t, `^[A-Za-z0-9._-]{1,128}$`, got, "a fresh id replaces it")
+		})
+	}
+	require.NotContains(t, logs.String(), strings.Repeat("x", 129), "nothing of the huge header reaches the log")
 }

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
+	"cmp"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,20 +19,18 @@ import (
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/rest"
 	"github.com/boxoffice/boxoffice/sandbox"
-	"github.com/boxoffice/boxoffice/store"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Handler returns the service's HTTP handler: REST under /api/v1, GraphQL
 // and its playground at /graphql.
 func (m *Main) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, m.logRequests, m.recoverer, m.clientIP, m.limitBody)
+	// GetHead: HEAD is answered wherever GET is (chi's r.Get is GET only).
+	r.Use(observe.RequestID, m.logRequests, m.recoverer, m.clientIP, m.limitBody, middleware.GetHead)
 	r.Get("/healthz", m.healthz)
 	r.Get("/readyz", m.readyz)
-	r.Handle("/metrics", promhttp.HandlerFor(m.Metrics.Registry, promhttp.HandlerOpts{}))
 	r.NotFound(rest.NotFound)
 	r.MethodNotAllowed(rest.MethodNotAllowed)
 
@@ -128,13 +124,14 @@ func (m *Main) logRequests(next http.Handler) http.Handler {
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		next.ServeHTTP(ww, r.WithContext(ctx))
 		took := time.Since(start)
-		route := "unmatched"
+		route := observe.Unmatched
 		if rc := chi.RouteContext(ctx); rc != nil && rc.RoutePattern() != "" {
 			route = rc.RoutePattern()
 			if strings.HasSuffix(route, "/*") && rc.Routes != nil {
 				// Refused before routing (authentication, limits): name the
 				// route it was meant for.
-				if p := rc.Routes.Find(chi.NewRouteContext(), r.Method, r.URL.Path); p != "" {
+				// RouteMethod: GET for a HEAD that GetHead routed as one.
+				if p := rc.Routes.Find(chi.NewRouteContext(), cmp.Or(rc.RouteMethod, r.Method), r.URL.Path); p != "" {
 					route = p
 				}
 			}
@@ -143,9 +140,9 @@ func (m *Main) logRequests(next http.Handler) http.Handler {
 		if status == 0 {
 			status = http.StatusOK
 		}
-		m.Metrics.Request(route, r.Method, strconv.Itoa(status), took)
+		m.Metrics.Request(route, r.Method, status, took)
 		attrs := []slog.Attr{
-			slog.String("request_id", middleware.GetReqID(ctx)), slog.String("method", r.Method),
+			slog.String("request_id", middleware.GetReqID(ctx)), slog.String("method", observe.Method(r.Method)),
 			slog.String("route", route), slog.Int("status", status),
 			slog.Float64("latency_ms", float64(took.Microseconds())/1000), slog.Int("bytes", ww.BytesWritten()),
 		}
@@ -154,33 +151,4 @@ func (m *Main) logRequests(next http.Handler) http.Handler {
 		}
 		m.Log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
 	})
-}
-
-// healthz answers while the process runs.
-func (m *Main) healthz(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
-}
-
-// readyz answers 200 when the database is reachable and fully migrated,
-// 503 otherwise, so a load balancer only sends traffic to a ready instance.
-func (m *Main) readyz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	defer cancel()
-	reason := ""
-	if err := m.DB.PingContext(ctx); err != nil {
-		reason = "database unreachable"
-	} else if n, err := store.PendingMigrations(ctx, m.DB); err != nil {
-		reason = "cannot read migrations"
-	} else if n > 0 {
-		reason = fmt.Sprintf("%d migrations pending", n)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	if reason != "" {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_ = json.NewEncoder(w).Encode(map[string]string{"status": "not_ready", "reason": reason})
-		return
-	}
-	_, _ = w.Write([]byte(`{"status":"ready"}` + "\n"))
 }

@@ -33,7 +33,7 @@ func TestServeSIGTERM(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "serve", "--demo")
-	cmd.Env = append(os.Environ(), "BOXOFFICE_RUN_MAIN=1", "ADDR=127.0.0.1:0",
+	cmd.Env = append(os.Environ(), "BOXOFFICE_RUN_MAIN=1", "ADDR=127.0.0.1:0", "ADMIN_ADDR=127.0.0.1:0",
 		"DATABASE_URL=sqlite://"+filepath.Join(dir, "e2e.db"))
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -41,9 +41,10 @@ func TestServeSIGTERM(t *testing.T) {
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 
-	var key, addr string
+	var key, addr, metrics string
 	keyRE := regexp.MustCompile(`test key:\s+(svc_test_\S+)`)
 	addrRE := regexp.MustCompile(`listening on (\S+)`)
+	metricsRE := regexp.MustCompile(`Metrics:\s+(http://\S+/metrics)`)
 	sc := bufio.NewScanner(stdout)
 	deadline := time.After(30 * time.Second)
 	lines := make(chan string)
@@ -53,7 +54,7 @@ func TestServeSIGTERM(t *testing.T) {
 		}
 		close(lines)
 	}()
-	for addr == "" {
+	for addr == "" || metrics == "" {
 		select {
 		case line, ok := <-lines:
 			require.True(t, ok, "the server exited early")
@@ -62,6 +63,9 @@ func TestServeSIGTERM(t *testing.T) {
 			}
 			if m := addrRE.FindStringSubmatch(line); m != nil {
 				addr = m[1]
+			}
+			if m := metricsRE.FindStringSubmatch(line); m != nil {
+				metrics = m[1]
 			}
 		case <-deadline:
 			t.Fatal("the server did not start")
@@ -80,6 +84,13 @@ func TestServeSIGTERM(t *testing.T) {
 	require.NoError(t, err)
 	res.Body.Close()
 	require.Equal(t, 200, res.StatusCode)
+	res, err = http.Get(metrics)
+	require.NoError(t, err)
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, 200, res.StatusCode, "serve starts the admin listener")
+	require.Contains(t, string(body), `boxoffice_webhook_deliveries_total{outcome="delivered"} 0`)
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	done := make(chan error, 1)

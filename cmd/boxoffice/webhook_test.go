@@ -234,7 +234,7 @@ func TestWebhooksAndSandboxPage(t *testing.T) {
 		t.Run("SandboxExpiresByTime", func(t *testing.T) {
 			sess := tb.checkout(t, tb.testKey, newIdemKey(), tb.highlife(1)).data()
 			ref := sess["order_reference"].(string)
-			clock.Advance(checkout.DefaultConfig().SandboxExpiry) // SANDBOX_EXPIRY passes
+			clock.Add(checkout.DefaultConfig().SandboxExpiry) // SANDBOX_EXPIRY passes
 			waitFor(t, 10*time.Second, "the sweep to expire the order", func() bool {
 				return tb.get(t, "/api/v1/orders/"+ref, tb.testKey).data()["status"] == "expired"
 			})
