@@ -39,7 +39,7 @@ func (m *Main) Handler() http.Handler {
 	r.MethodNotAllowed(rest.MethodNotAllowed)
 
 	// The contract is public: partners read it before they have a key.
-	r.Method(http.MethodGet, "/api/v1/openapi.json", openapi.Handler())
+	r.Method(http.MethodGet, "/api/v1/openapi.json", openapi.Handler(m.Config.PublicBaseURL))
 	api := &rest.Handler{Resolver: m.Resolver, Log: m.Log}
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Use(m.Admission.Middleware(func(w http.ResponseWriter, r *http.Request, err error) {
