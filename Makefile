@@ -2,7 +2,11 @@
 GO ?= go
 BIN := bin/boxoffice
 
-.PHONY: help run build test test-short generate verify lint
+.PHONY: help run build test test-short generate verify lint lint-openapi
+
+# Redocly CLI lints the OpenAPI document (openapi's TestRedoclyRecommended
+# installs this exact version into the git-ignored .tools/ on first use).
+REDOCLY_VERSION := 2.77.0
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -30,6 +34,9 @@ lint: ## go vet and gofmt
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+lint-openapi: ## lint openapi/openapi.yaml with Redocly's recommended rules, failing on any warning (installs @redocly/cli into .tools/ once)
+	$(GO) test -count=1 -run '^TestRedoclyRecommended$$' -v ./openapi/
 
 .PHONY: bench bench-peers bench-postgres
 bench: bench-postgres ## end-to-end benchmark on PostgreSQL (BENCH_DATABASE_URL) and hot-path testing.B; writes bench/results.md

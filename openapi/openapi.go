@@ -1,9 +1,11 @@
-// Package openapi holds the OpenAPI 3 description of the /api/v1 REST
-// contract (spec/ticketing-api.md): every route, parameter, schema, error
-// code and header, version 1.0.0. The document is embedded in the binary,
-// served at GET /api/v1/openapi.json, and the cmd/boxoffice contract test
-// validates every REST response of the test suite against it, so the
-// document and the code cannot drift apart.
+// Package openapi holds the OpenAPI 3.1 description of the /api/v1 REST
+// contract (docs/spec/ticketing-api.md): every route, parameter, schema,
+// error code and header, version 1.0.0, and the webhooks Boxoffice sends
+// (every event type, its body and its signature headers). The document is
+// embedded in the binary and served at GET /api/v1/openapi.json with the
+// instance's public base URL as its server; the cmd/boxoffice contract test
+// validates every REST response and every webhook delivery of the test suite
+// against it, so the document and the code cannot drift apart.
 package openapi
 
 import (
@@ -15,7 +17,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -29,33 +30,25 @@ var source []byte
 // Version is the document's info.version.
 const Version = "1.0.0"
 
-var (
-	jsonOnce sync.Once
-	jsonDoc  []byte
-	jsonETag string
-)
-
-// JSON returns the document as JSON, computed once. It panics if the
-// embedded document does not load, which the package's tests rule out.
-// Callers must not modify the returned slice.
-func JSON() []byte {
-	jsonOnce.Do(func() {
-		doc, err := Load()
-		if err != nil {
-			panic(fmt.Sprintf("openapi: embedded document: %v", err))
-		}
-		var out bytes.Buffer
-		enc := json.NewEncoder(&out)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(doc); err != nil {
-			panic(fmt.Sprintf("openapi: encoding the document as JSON: %v", err))
-		}
-		jsonDoc = out.Bytes()
-		sum := sha256.Sum256(jsonDoc)
-		jsonETag = `"` + hex.EncodeToString(sum[:8]) + `"`
-	})
-	return jsonDoc
+// JSONFor returns the document as an instance serves it: JSON whose only
+// server is baseURL (the instance's PUBLIC_BASE_URL) instead of the source's
+// {publicBaseUrl} variable, so tools and the /docs page send requests to
+// this instance. It panics if the embedded document does not load, which
+// the package's tests rule out.
+func JSONFor(baseURL string) []byte {
+	doc, err := Load()
+	if err != nil {
+		panic(fmt.Sprintf("openapi: embedded document: %v", err))
+	}
+	doc.Servers = openapi3.Servers{{URL: baseURL, Description: "This Boxoffice instance."}}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		panic(fmt.Sprintf("openapi: encoding the document as JSON: %v", err))
+	}
+	return out.Bytes()
 }
 
 // Load parses the embedded document and validates it with kin-openapi
@@ -73,16 +66,18 @@ func Load() (*openapi3.T, error) {
 	return doc, nil
 }
 
-// Handler serves JSON() as application/json, cacheable for a while and
-// with an ETag so clients can revalidate cheaply. Mount it outside the API
-// key guard: the document is public.
-func Handler() http.Handler {
+// Handler serves JSONFor(baseURL) as application/json, cacheable for a
+// while and with an ETag so clients can revalidate cheaply. Mount it outside
+// the API key guard: the document is public.
+func Handler(baseURL string) http.Handler {
+	body := JSONFor(baseURL)
+	sum := sha256.Sum256(body)
+	etag := `"` + hex.EncodeToString(sum[:8]) + `"`
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body := JSON()
 		h := w.Header()
 		h.Set("Content-Type", "application/json")
 		h.Set("Cache-Control", "public, max-age=300")
-		h.Set("ETag", jsonETag)
+		h.Set("ETag", etag)
 		h.Set("X-Content-Type-Options", "nosniff")
 		http.ServeContent(w, r, "openapi.json", time.Time{}, bytes.NewReader(body))
 	})

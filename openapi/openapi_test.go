@@ -29,11 +29,13 @@ func load(t *testing.T) *openapi3.T {
 func TestDocumentValidates(t *testing.T) {
 	doc := load(t)
 	require.NoError(t, doc.Validate(context.Background()))
-	require.Equal(t, "3.0.3", doc.OpenAPI)
+	require.Equal(t, "3.1.0", doc.OpenAPI)
 	require.Equal(t, "1.0.0", doc.Info.Version)
 	require.Equal(t, Version, doc.Info.Version)
 	require.Len(t, doc.Servers, 1)
-	require.Equal(t, "/", doc.Servers[0].URL)
+	require.Equal(t, "{publicBaseUrl}", doc.Servers[0].URL, "an instance serves its own base URL instead")
+	require.Equal(t, "http://localhost:8080", doc.Servers[0].Variables["publicBaseUrl"].Default)
+	require.Equal(t, "LicenseRef-Boxoffice-Proprietary", doc.Info.License.Identifier)
 
 	require.Contains(t, doc.Components.SecuritySchemes, "ApiKeyAuth")
 	scheme := doc.Components.SecuritySchemes["ApiKeyAuth"].Value
@@ -234,7 +236,7 @@ func TestNullableFields(t *testing.T) {
 		var got []string
 		for field, p := range s.Properties {
 			require.Contains(t, s.Required, field, "%s.%s is always present", name, field)
-			if p.Value.Nullable {
+			if p.Value.Type.IncludesNull() {
 				got = append(got, field)
 			}
 		}
@@ -244,15 +246,18 @@ func TestNullableFields(t *testing.T) {
 	}
 }
 
-func TestJSON(t *testing.T) {
-	b := JSON()
+func TestJSONFor(t *testing.T) {
+	const base = "https://tickets.boxoffice.test"
+	b := JSONFor(base)
 	require.True(t, json.Valid(b))
-	require.Same(t, &b[0], &JSON()[0], "computed once")
-	// The JSON form loads back into the same document.
+	// The JSON form loads back into the same document, but for its server.
 	doc, err := openapi3.NewLoader().LoadFromData(b)
 	require.NoError(t, err)
 	require.NoError(t, doc.Validate(context.Background()))
+	require.Equal(t, openapi3.Servers{{URL: base, Description: "This Boxoffice instance."}}, doc.Servers,
+		"absolute: the served document names the instance")
 	want := load(t)
+	want.Servers = doc.Servers
 	wantJSON, err := json.Marshal(want)
 	require.NoError(t, err)
 	gotJSON, err := json.Marshal(doc)
@@ -260,12 +265,14 @@ func TestJSON(t *testing.T) {
 	require.JSONEq(t, string(wantJSON), string(gotJSON))
 	var top map[string]any
 	require.NoError(t, json.Unmarshal(b, &top))
-	require.Equal(t, "3.0.3", top["openapi"])
+	require.Equal(t, "3.1.0", top["openapi"])
 	require.Equal(t, "1.0.0", top["info"].(map[string]any)["version"])
+	require.Contains(t, top, "webhooks")
 }
 
 func TestHandler(t *testing.T) {
-	srv := httptest.NewServer(Handler())
+	const base = "http://127.0.0.1:8080"
+	srv := httptest.NewServer(Handler(base))
 	defer srv.Close()
 	res, err := http.Get(srv.URL + "/api/v1/openapi.json")
 	require.NoError(t, err)
@@ -278,7 +285,7 @@ func TestHandler(t *testing.T) {
 	var body bytes.Buffer
 	_, err = body.ReadFrom(res.Body)
 	require.NoError(t, err)
-	require.Equal(t, JSON(), body.Bytes())
+	require.Equal(t, JSONFor(base), body.Bytes())
 
 	req, err := http.NewRequest(http.MethodGet, srv.URL+"/api/v1/openapi.json", nil)
 	require.NoError(t, err)
@@ -292,7 +299,14 @@ func TestHandler(t *testing.T) {
 	require.NoError(t, err)
 	res3.Body.Close()
 	require.Equal(t, http.StatusOK, res3.StatusCode)
-	require.Equal(t, strconv.Itoa(len(JSON())), res3.Header.Get("Content-Length"))
+	require.Equal(t, strconv.Itoa(len(JSONFor(base))), res3.Header.Get("Content-Length"))
+
+	other := httptest.NewServer(Handler("https://api.partner.test"))
+	defer other.Close()
+	res4, err := http.Get(other.URL + "/api/v1/openapi.json")
+	require.NoError(t, err)
+	defer res4.Body.Close()
+	require.NotEqual(t, etag, res4.Header.Get("ETag"), "another base URL is another document")
 }
 
 // TestCheckoutRequestSchema spot-checks the request body's limits.

@@ -4,13 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/store/storetest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -189,3 +194,33 @@ const cliCatalog = `{
     "dates": [{"reference": "DATE-1001-1", "start": "2026-12-24T18:00:00Z", "end": "2026-12-25T02:00:00Z", "venue": "accra-arena",
       "tickets": [{"reference": "TKT-1001-REG", "name": "Regular", "price": "150.00", "quantity": 500, "currency": "GHS"}]}]}]
 }`
+
+// TestServeBanner checks what `make run` (serve --demo) prints on a first
+// start: the demo app's keys and redirect domain, then where the REST API,
+// its reference and the GraphQL playground are.
+func TestServeBanner(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.PublicBaseURL = "http://localhost:8080"
+	m, err := New(cfg, storetest.MustOpen(t, "sqlite"), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	t.Cleanup(m.CatalogWatch.Close)
+	require.NoError(t, m.Migrate(context.Background()))
+	var out strings.Builder
+	require.NoError(t, seedOnFirstStart(context.Background(), &out, m))
+	printListening(&out, &net.TCPAddr{IP: net.IPv6zero, Port: 8080}, cfg.PublicBaseURL, nil)
+	got := out.String()
+	for _, want := range []string{
+		"  test key:       svc_test_",
+		"  live key:       svc_live_",
+		"  webhook secret: whsec_",
+		"  redirect domain: partner.example (success_url and cancel_url: https://partner.example/…)",
+		"Boxoffice is listening on [::]:8080",
+		"  REST:          http://localhost:8080/api/v1/events",
+		"  API reference: http://localhost:8080/docs (try requests with your key)",
+		"  GraphQL:       http://localhost:8080/graphql (open it in a browser for the playground)",
+	} {
+		require.Contains(t, got, want)
+	}
+	t.Log("\n" + got)
+}

@@ -65,6 +65,23 @@ func toAppJSON(a *provision.NewApp) appJSON {
 func printNewApp(w io.Writer, a *provision.NewApp) {
 	fmt.Fprintf(w, "app %d %q of account %d (keys and secret are shown only this once)\n", a.App.ID, a.App.Name, a.App.AccountID)
 	fmt.Fprintf(w, "  test key:       %s\n  live key:       %s\n  webhook secret: %s\n", a.TestKey, a.LiveKey, a.WebhookSecret)
+	if len(a.App.RedirectDomains) > 0 {
+		// Checkout refuses success_url and cancel_url on any other host.
+		fmt.Fprintf(w, "  redirect domain: %s (success_url and cancel_url: https://%s/…)\n",
+			strings.Join(a.App.RedirectDomains, ", "), a.App.RedirectDomains[0])
+	}
+}
+
+// printListening tells a person where everything is once serve listens.
+func printListening(w io.Writer, addr net.Addr, base string, admin net.Listener) {
+	fmt.Fprintf(w, "\nBoxoffice is listening on %s\n", addr)
+	fmt.Fprintf(w, "  REST:          %s/api/v1/events\n", base)
+	fmt.Fprintf(w, "  API reference: %s/docs (try requests with your key)\n", base)
+	fmt.Fprintf(w, "  GraphQL:       %s/graphql (open it in a browser for the playground)\n", base)
+	if admin != nil {
+		fmt.Fprintf(w, "  Metrics:       http://%s/metrics (admin listener)\n", admin.Addr())
+	}
+	fmt.Fprintln(w)
 }
 
 func serveCommand(stdout, stderr io.Writer) *cli.Command {
@@ -84,21 +101,17 @@ func serveCommand(stdout, stderr io.Writer) *cli.Command {
 				}
 			}
 			var admin net.Listener
-			adminAddr := "none"
 			if m.Config.AdminAddr != "" {
 				if admin, err = net.Listen("tcp", m.Config.AdminAddr); err != nil {
 					ln.Close()
 					return fmt.Errorf("ADMIN_ADDR: %w", err)
 				}
+			}
+			printListening(stdout, ln.Addr(), m.Config.PublicBaseURL, admin)
+			adminAddr := "none"
+			if admin != nil {
 				adminAddr = admin.Addr().String()
 			}
-			base := m.Config.PublicBaseURL
-			fmt.Fprintf(stdout, "\nBoxoffice is listening on %s\n  REST:       %s/api/v1/events\n  GraphQL:    %s/graphql (open it in a browser for the playground)\n",
-				ln.Addr(), base, base)
-			if admin != nil {
-				fmt.Fprintf(stdout, "  Metrics:    http://%s/metrics (admin listener)\n", adminAddr)
-			}
-			fmt.Fprintln(stdout)
 			limit := defaultMemoryLimit()
 			m.Log.Info("serving", "addr", ln.Addr().String(), "admin_addr", adminAddr, "memory_limit_mib", limit>>20)
 			return m.Serve(ctx, ln, admin)

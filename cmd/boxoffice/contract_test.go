@@ -1,20 +1,25 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/boxoffice/boxoffice/openapi"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/boxoffice/boxoffice/webhook/verify"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
@@ -23,10 +28,10 @@ import (
 )
 
 // The contract test: every REST answer the suite receives through
-// testBundle.do is validated against the embedded OpenAPI document
-// (openapi/openapi.yaml) with kin-openapi, so the document and the code
-// cannot drift apart. Requests are not validated: the suite sends invalid
-// ones on purpose.
+// testBundle.do, and every webhook delivery its receivers get, is validated
+// against the embedded OpenAPI document (openapi/openapi.yaml) with
+// kin-openapi, so the document and the code cannot drift apart. Requests to
+// the API are not validated: the suite sends invalid ones on purpose.
 
 // contractReportEnv names a file to which every validated answer is
 // appended as "METHOD path-template status" (for coverage reports).
@@ -42,6 +47,7 @@ var contract struct {
 	// documented path with a method it does not take.
 	unknownPath, wrongMethod *openapi3.Operation
 	checked                  atomic.Int64
+	webhooksChecked          atomic.Int64
 	reportMu                 sync.Mutex
 }
 
@@ -58,6 +64,9 @@ func loadContract() {
 		contract.err = err
 		return
 	}
+	// The suite's servers listen on ports of their own, so routes match any
+	// host: the document names each instance's PUBLIC_BASE_URL only when served.
+	doc.Servers = openapi3.Servers{{URL: "/"}}
 	router, err := gorillamux.NewRouter(doc)
 	if err != nil {
 		contract.err = fmt.Errorf("routing the OpenAPI document: %w", err)
@@ -126,6 +135,41 @@ func contractCheck(t testing.TB, req *http.Request, res *http.Response, raw []by
 	contract.checked.Add(1)
 	if file := os.Getenv(contractReportEnv); file != "" {
 		contractReport(t, file, fmt.Sprintf("%s %s %d\n", req.Method, route.Path, res.StatusCode))
+	}
+}
+
+// webhookContractCheck validates one webhook delivery, its headers and body,
+// against the document's webhook of its event type.
+func webhookContractCheck(t testing.TB, h http.Header, body []byte) {
+	t.Helper()
+	contract.once.Do(loadContract)
+	if contract.err != nil {
+		t.Errorf("contract: %v", contract.err)
+		return
+	}
+	typ := h.Get(verify.HeaderEventType)
+	item := contract.doc.Webhooks[typ]
+	if item == nil || item.Post == nil {
+		t.Errorf("contract: webhook %q (%s) is not in openapi/openapi.yaml's webhooks", typ, body)
+		return
+	}
+	req, err := http.NewRequest(http.MethodPost, "http://receiver.test/", bytes.NewReader(body))
+	if err != nil {
+		t.Errorf("contract: %v", err)
+		return
+	}
+	req.Header = h.Clone()
+	in := &openapi3filter.RequestValidationInput{
+		Request: req,
+		Route:   &routers.Route{Spec: contract.doc, Path: typ, PathItem: item, Method: http.MethodPost, Operation: item.Post},
+		Options: contractOptions,
+	}
+	if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+		t.Errorf("contract: webhook %s does not match openapi/openapi.yaml's webhooks.%s:\n%v\nheaders: %v\nbody: %s", typ, typ, err, h, body)
+		return
+	}
+	if _, synthetic := t.(*recordingTB); !synthetic {
+		contract.webhooksChecked.Add(1)
 	}
 }
 
@@ -248,7 +292,10 @@ func TestContract(t *testing.T) {
 			}
 			doc := tb.get(t, "/api/v1/openapi.json", "")
 			expect(t, doc, 200, "")
-			require.JSONEq(t, string(openapi.JSON()), string(doc.Raw))
+			require.JSONEq(t, string(openapi.JSONFor(tb.m.Config.PublicBaseURL)), string(doc.Raw))
+			var served struct{ Servers []struct{ URL string } }
+			require.NoError(t, json.Unmarshal(doc.Raw, &served))
+			require.Equal(t, "http://boxoffice.test", served.Servers[0].URL, "the document names PUBLIC_BASE_URL")
 		})
 		if !t.Failed() {
 			t.Logf("contract: %d answers validated by this test; %d so far in this run", contract.checked.Load()-before, contract.checked.Load())
@@ -348,6 +395,72 @@ func TestContractCatchesDrift(t *testing.T) {
 				require.Empty(t, rec.failures)
 			} else {
 				require.Len(t, rec.failures, 1, "contractCheck must reject this answer")
+				t.Log(rec.failures[0])
+			}
+		})
+	}
+}
+
+// TestWebhookContractCatchesDrift feeds webhookContractCheck deliveries
+// signed as the webhook service signs them, and ones that drift from the
+// document.
+func TestWebhookContractCatchesDrift(t *testing.T) {
+	t.Parallel()
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	const id = "evt_0123456789abcdef0123456789abcdef"
+	order := `{"reference":"sbx_abc","status":"paid","status_code":2,"currency":"GHS","created_at":"2026-01-02T03:04:05Z",` +
+		`"updated_at":"2026-01-02T03:04:05Z","payment_reference":null,"environment":"test"}`
+	paid := `{"id":"` + id + `","type":"order.paid","created_at":"2026-01-02T03:04:05Z","environment":"test","sequence":1,"data":{"order":` + order + `}}`
+	test := `{"id":"` + id + `","type":"webhook.test","created_at":"2026-01-02T03:04:05Z","environment":"live","sequence":0,"data":{"message":"hi"}}`
+	signed := func(typ, body string) http.Header {
+		ts := strconv.FormatInt(time.Now().Unix(), 10)
+		std, err := verify.SignStandard(secret, id, ts, []byte(body))
+		require.NoError(t, err)
+		h := http.Header{}
+		for k, v := range map[string]string{
+			"Content-Type":                 "application/json",
+			verify.HeaderTimestamp:         ts,
+			verify.HeaderSignature:         verify.Sign(secret, ts, []byte(body)),
+			verify.HeaderEventID:           id,
+			verify.HeaderEventType:         typ,
+			verify.HeaderStandardID:        id,
+			verify.HeaderStandardTimestamp: ts,
+			verify.HeaderStandardSignature: std,
+		} {
+			h.Set(k, v)
+		}
+		return h
+	}
+	without := func(h http.Header, name string) http.Header {
+		h = h.Clone()
+		h.Del(name)
+		return h
+	}
+	cases := []struct {
+		name   string
+		header http.Header
+		body   string
+		ok     bool
+	}{
+		{"ValidOrderPaid", signed("order.paid", paid), paid, true},
+		{"ValidTest", signed("webhook.test", test), test, true},
+		{"MissingSignature", without(signed("order.paid", paid), verify.HeaderSignature), paid, false},
+		{"MissingStandardSignature", without(signed("order.paid", paid), verify.HeaderStandardSignature), paid, false},
+		{"TypeOfAnotherWebhook", signed("order.failed", paid), paid, false},
+		{"UnknownType", signed("order.refunded", paid), paid, false},
+		{"StrayField", signed("order.paid", strings.Replace(paid, `"sequence":1,`, `"sequence":1,"extra":1,`, 1)), strings.Replace(paid, `"sequence":1,`, `"sequence":1,"extra":1,`, 1), false},
+		{"NoSequence", signed("order.paid", strings.Replace(paid, `"sequence":1,`, ``, 1)), strings.Replace(paid, `"sequence":1,`, ``, 1), false},
+		{"OrderNotTheSpecs", signed("order.paid", strings.Replace(paid, `"status_code":2,`, ``, 1)), strings.Replace(paid, `"status_code":2,`, ``, 1), false},
+		{"TestWithSequence", signed("webhook.test", strings.Replace(test, `"sequence":0`, `"sequence":3`, 1)), strings.Replace(test, `"sequence":0`, `"sequence":3`, 1), false},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recordingTB{TB: t}
+			webhookContractCheck(rec, tt.header, []byte(tt.body))
+			if tt.ok {
+				require.Empty(t, rec.failures)
+			} else {
+				require.Len(t, rec.failures, 1, "webhookContractCheck must reject this delivery")
 				t.Log(rec.failures[0])
 			}
 		})

@@ -207,6 +207,7 @@ func newCLI(stdout, stderr io.Writer) *cli.Command {
 			appsCommand(stdout, stderr),
 			keysCommand(stdout, stderr),
 			webhooksCommand(stdout, stderr),
+			healthcheckCommand(stdout),
 		},
 	}
 }

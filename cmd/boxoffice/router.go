@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/boxoffice/boxoffice/apiref"
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/hosted"
@@ -23,8 +24,8 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 )
 
-// Handler returns the service's HTTP handler: REST under /api/v1, GraphQL
-// and its playground at /graphql.
+// Handler returns the service's HTTP handler: REST under /api/v1, its API
+// reference at /docs, GraphQL and its playground at /graphql.
 func (m *Main) Handler() http.Handler {
 	r := chi.NewRouter()
 	// GetHead: HEAD is answered wherever GET is (chi's r.Get is GET only).
@@ -35,7 +36,10 @@ func (m *Main) Handler() http.Handler {
 	r.MethodNotAllowed(rest.MethodNotAllowed)
 
 	// The contract is public: partners read it before they have a key.
-	r.Method(http.MethodGet, "/api/v1/openapi.json", openapi.Handler())
+	r.Method(http.MethodGet, "/api/v1/openapi.json", openapi.Handler(m.Config.PublicBaseURL))
+	ref := apiref.Handler(apiref.Config{DocumentURL: "/api/v1/openapi.json", AssetPrefix: "/docs/assets/", APIBaseURL: m.Config.PublicBaseURL})
+	r.Handle("/docs", ref)
+	r.Handle("/docs/assets/*", ref)
 	api := &rest.Handler{Resolver: m.Resolver, Log: m.Log}
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Use(m.Admission.Middleware(func(w http.ResponseWriter, r *http.Request, err error) {

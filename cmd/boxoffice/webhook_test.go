@@ -69,6 +69,7 @@ func newReceiver(t testing.TB, status func(n int) int) *receiver {
 	rc := &receiver{status: status}
 	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		webhookContractCheck(t, r.Header, body)
 		rc.mu.Lock()
 		rc.got = append(rc.got, delivery{Header: r.Header.Clone(), Body: body, At: time.Now()})
 		n := len(rc.got)
