@@ -1083,33 +1083,16 @@ func newExecutionContext(
 
 var sources = []*ast.Source{
 	{Name: "../schema.graphql", Input: `"""
-Boxoffice: the published event catalog (events, their dates, and the ticket
-types of each date with live price and availability), checkout sessions and
-orders, for partner applications. It is the REST contract of /api/v1 with
-camelCase field names: the same values, rules and error codes.
+Boxoffice: the published event catalog (events, their dates, and the ticket types of each date with live price and availability), checkout sessions and orders, for partner applications. It is the REST contract of /api/v1 with camelCase field names: the same values, rules and error codes.
 
 Conventions, for every field below:
 
-- Authentication: every request carries the app's secret key in the
-  X-API-Key header (svc_test_… for the sandbox, svc_live_… for live). Keys
-  are for servers only, never for browsers or mobile apps.
-- Errors: queries report refusals in the top-level ` + "`" + `errors` + "`" + ` list. Each error
-  has extensions.code, the REST error code (event_not_found,
-  validation_failed, …), and for validation_failed extensions.details, a map
-  from argument path to messages. extensions.status is present only when the
-  HTTP status of the response is not 200, and then equals it (401, 403, 429
-  before execution; 400 or 422 for a document that cannot run). Every field
-  may also fail with internal_error.
-- The mutation createCheckoutSession reports business and validation
-  refusals in its payload's userErrors, not in ` + "`" + `errors` + "`" + `.
-- Money: decimal strings with two fraction digits ("150.00"); the fields
-  ending in Money carry the currency with the amount.
-- Instants: DateTime, RFC 3339 with an offset. Plain date strings such as
-  "2026-12-24 18:00:00" are wall-clock times in the event's timezone;
-  *Display strings such as "Thu, 24 Dec 2026 6:00 PM" are for people.
-- Limits: documents are bounded before parsing (document_too_large), in depth
-  and in estimated cost (validation_failed); the app's request limit is
-  shared with REST (rate_limit_exceeded, with a Retry-After header).
+- Authentication: every request carries the app's secret key in the X-API-Key header (svc_test_… for the sandbox, svc_live_… for live). Keys are for servers only, never for browsers or mobile apps.
+- Errors: queries report refusals in the top-level ` + "`" + `errors` + "`" + ` list. Each error has extensions.code, the REST error code (event_not_found, validation_failed, …), and for validation_failed extensions.details, a map from argument path to messages. extensions.status is present only when the HTTP status of the response is not 200, and then equals it: 401, 403 and 429 refuse a request before it runs; a document that cannot run is 200 with application/json and 400 with application/graphql-response+json. An operation that ran is always 200. Every field may also fail with internal_error.
+- The mutation createCheckoutSession reports business and validation refusals in its payload's userErrors, not in ` + "`" + `errors` + "`" + `.
+- Money: decimal strings with two fraction digits ("150.00"); the fields ending in Money carry the currency with the amount.
+- Instants: DateTime, RFC 3339 with an offset. Plain date strings such as "2026-12-24 18:00:00" are wall-clock times in the event's timezone; the …Display strings such as "Thu, 24 Dec 2026 6:00 PM" are for people.
+- Limits: documents are bounded before parsing (document_too_large), in depth and in estimated cost (validation_failed); the app's request limit is shared with REST (rate_limit_exceeded, with a Retry-After header).
 """
 schema {
   query: Query
@@ -1119,9 +1102,7 @@ schema {
 "The entry points for reading the catalog and orders."
 type Query {
   """
-  One page of published events, newest first (created, then id,
-  descending). Events whose every date has ended are left out unless
-  includePast. Errors: validation_failed (details name the argument).
+  One page of published events, newest first (created, then id, descending). Events whose every date has ended are left out unless includePast. Errors: validation_failed (details name the argument).
   """
   events(
     "Page number, from 1 (default 1). A page past the last is empty. 0 or less: validation_failed."
@@ -1144,10 +1125,7 @@ type Query {
     id: Int!
   ): EventDate
   """
-  An order created by the calling app, or null with an error:
-  environment_mismatch (a test key reading an ord_… reference or a live key
-  an sbx_… one) or order_not_found. With webhooks, the source of truth for
-  payment status.
+  An order created by the calling app, or null with an error: environment_mismatch (a test key reading an ord_… reference or a live key an sbx_… one) or order_not_found. With webhooks, the source of truth for payment status.
   """
   order(
     "The order's reference as the checkout returned it (sbx_… for test, ord_… for live)."
@@ -1158,19 +1136,9 @@ type Query {
 "The entry points that change something."
 type Mutation {
   """
-  Creates a checkout session for one event date: the service prices the cart
-  from the catalog (never send a price) and checks stock. A paid cart is
-  PENDING with a checkoutUrl to send the buyer to; a free cart is PAID
-  (test key) or COMPLETED (live key) at once.
+  Creates a checkout session for one event date: the service prices the cart from the catalog (never send a price) and checks stock. A paid cart is PENDING with a checkoutUrl to send the buyer to; a free cart is PAID (test key) or COMPLETED (live key) at once.
 
-  Business and validation refusals come back in the payload's userErrors
-  with a null checkoutSession. The field itself is null, with a top-level
-  error, only for authentication, rate_limit_exceeded (also a Retry-After
-  header) and service failures (checkout_unavailable,
-  free_checkout_unavailable, payment_gateway_unavailable, internal_error):
-  retry those later with the same idempotencyKey. Several checkouts in one
-  document run one after another, and one's failure never hides another's
-  session.
+  Business and validation refusals come back in the payload's userErrors with a null checkoutSession. The field itself is null, with a top-level error, only for authentication, rate_limit_exceeded (also a Retry-After header) and service failures (checkout_unavailable, free_checkout_unavailable, payment_gateway_unavailable, internal_error): retry those later with the same idempotencyKey. Several checkouts in one document run one after another, and one's failure never hides another's session.
   """
   createCheckoutSession(
     "The cart, the buyer, where to send the buyer afterwards, and the idempotency key."
@@ -1182,9 +1150,7 @@ type Mutation {
 scalar Map
 
 """
-An instant: an RFC 3339 date-time string with its UTC offset, such as
-"2026-12-24T18:00:00Z" or "2026-12-24T18:00:00+00:00". Catalog instants
-carry the event's own offset; createdAt and updatedAt are in UTC.
+An instant: an RFC 3339 date-time string with its UTC offset, such as "2026-12-24T18:00:00Z" or "2026-12-24T18:00:00+00:00". Catalog instants carry the event's own offset; createdAt and updatedAt are in UTC.
 """
 scalar DateTime @specifiedBy(url: "https://www.rfc-editor.org/rfc/rfc3339")
 
@@ -1197,19 +1163,11 @@ type Money {
 }
 
 """
-A checkout request. Fields other than idempotencyKey are optional in the
-schema but required by the service unless marked optional, so that every
-missing or invalid field is reported at once in userErrors
-(validation_failed, field naming it).
+A checkout request. Fields other than idempotencyKey are optional in the schema but required by the service unless marked optional, so that every missing or invalid field is reported at once in userErrors (validation_failed, field naming it).
 """
 input CreateCheckoutSessionInput {
   """
-  Required: 1 to 128 characters of UTF-8 text without control characters,
-  unique per checkout attempt (a UUID is a good choice). Keys are scoped to
-  the app and its environment and kept 60 minutes. Sending the same key and
-  input again returns the saved answer (replayed: true); the same key with
-  another input is idempotency_conflict; while the first request still runs,
-  idempotency_in_progress. Plays the part of REST's Idempotency-Key header.
+  Required: 1 to 128 characters of UTF-8 text without control characters, unique per checkout attempt (a UUID is a good choice). Keys are scoped to the app and its environment and kept 60 minutes. Sending the same key and input again returns the saved answer (replayed: true); the same key with another input is idempotency_conflict; while the first request still runs, idempotency_in_progress. Plays the part of REST's Idempotency-Key header.
   """
   idempotencyKey: String!
   "Required: the id of a published event."
@@ -1251,23 +1209,11 @@ type CreateCheckoutSessionPayload {
   "The session created (or replayed); null when userErrors is not empty."
   checkoutSession: CheckoutSession
   """
-  True when this is the saved answer of an earlier request with the same
-  idempotencyKey and input (a session or a refusal); nothing new was
-  created. REST's Idempotent-Replayed header.
+  True when this is the saved answer of an earlier request with the same idempotencyKey and input (a session or a refusal); nothing new was created. REST's Idempotent-Replayed header.
   """
   replayed: Boolean!
   """
-  Why the checkout was refused; empty when checkoutSession is set. Codes:
-  validation_failed (one entry per field and problem),
-  missing_idempotency_key, invalid_idempotency_key, idempotency_conflict,
-  idempotency_in_progress, event_not_found, event_not_available,
-  event_date_not_found, event_date_not_available, ticket_not_found,
-  ticket_not_on_sale, ticket_quantity_exceeded, invalid_redirect_url,
-  redirect_allowlist_required, redirect_domain_not_allowed,
-  metadata_too_large, quantity_exceeds_limit, free_order_limit_reached,
-  sold_out. Refusals after validation are saved with the idempotencyKey;
-  validation_failed and idempotency key refusals are not, so fix the input
-  and send it again with the same key.
+  Why the checkout was refused; empty when checkoutSession is set. Codes: validation_failed (one entry per field and problem), missing_idempotency_key, invalid_idempotency_key, idempotency_conflict, idempotency_in_progress, event_not_found, event_not_available, event_date_not_found, event_date_not_available, ticket_not_found, ticket_not_on_sale, ticket_quantity_exceeded, invalid_redirect_url, redirect_allowlist_required, redirect_domain_not_allowed, metadata_too_large, quantity_exceeds_limit, free_order_limit_reached, sold_out. Refusals after validation are saved with the idempotencyKey; validation_failed and idempotency key refusals are not, so fix the input and send it again with the same key.
   """
   userErrors: [UserError!]!
 }
@@ -1277,10 +1223,7 @@ type UserError {
   "The REST error code, such as validation_failed or sold_out (see the payload's userErrors for the list)."
   code: String!
   """
-  The path of the input field at fault, starting at the mutation's argument:
-  ["input", "items", "0", "quantity"] (list positions count from 0;
-  a metadata key is one element, as sent). Null when no single field is at
-  fault (sold_out, redirect_allowlist_required, …).
+  The path of the input field at fault, starting at the mutation's argument: ["input", "items", "0", "quantity"] (list positions count from 0; a metadata key is one element, as sent). Null when no single field is at fault (sold_out, redirect_allowlist_required, …).
   """
   field: [String!]
   "What went wrong, in English, for a developer; for validation_failed it completes the field: \"must be between 1 and 50\"."
