@@ -23,8 +23,8 @@ import (
 const QueryCacheBytes = 16 << 20
 
 // NewHandler returns the /graphql HTTP handler over the resolvers: GraphQL
-// over HTTP (httpTransport: POST, GET for queries, OPTIONS), a parsed-query cache, introspection on, depth and
-// complexity limits, automatic persisted queries, errors shaped by Present
+// over HTTP (httpTransport: POST, GET for queries; OPTIONS), a parsed-query
+// cache, introspection on, depth and complexity limits, automatic persisted queries, errors shaped by Present
 // and panics turned into internal_error, plus any further extensions.
 func NewHandler(root ResolverRoot, log *slog.Logger, limits DocumentLimits, exts ...graphql.HandlerExtension) http.Handler {
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: root, Complexity: complexity()}))
