@@ -320,7 +320,7 @@ func TestRESTTypeErrors(t *testing.T) {
 
 		res = tb.checkout(t, tb.testKey, newIdemKey(), []byte(`{"event_id": 1,`))
 		require.Equal(t, http.StatusUnprocessableEntity, res.Status)
-		require.Equal(t, []string{"body"}, restAnswer(res).Fields)
+		require.Equal(t, []string{"body"}, restAnswer(res).fieldNames())
 		res = tb.checkout(t, tb.testKey, newIdemKey(), []byte(`[1, 2]`))
 		require.Equal(t, map[string]any{"body": []any{"must be a JSON object"}}, res.details())
 	})
