@@ -90,6 +90,7 @@ var statuses = map[Code]int{
 	PaymentGatewayUnavailable: http.StatusServiceUnavailable,
 	Internal:                  http.StatusInternalServerError,
 	DocumentTooLarge:          http.StatusUnprocessableEntity,
+	UnsupportedMediaType:      http.StatusUnsupportedMediaType,
 }
 
 // Codes returns every code, sorted: the values a label naming a code can

@@ -6,4 +6,7 @@ const (
 	// DocumentTooLarge refuses a GraphQL document over the limits read
 	// before parsing (bytes, tokens, fields, aliases, fragments, depth).
 	DocumentTooLarge Code = "document_too_large"
+	// UnsupportedMediaType refuses a GraphQL POST whose body is not
+	// application/json.
+	UnsupportedMediaType Code = "unsupported_media_type"
 )

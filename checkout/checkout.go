@@ -85,15 +85,20 @@ type Session struct {
 	RequiresPayment  bool    `json:"requires_payment"`
 	TotalAmount      *string `json:"total_amount"`
 	PaymentReference *string `json:"payment_reference"`
+	// Currency is the ISO 4217 code of TotalAmount; the contract's session
+	// does not show it, GraphQL's totalMoney does.
+	Currency string `json:"-"`
 }
 
 // outcome is what an idempotency key saves: the status and either the
 // session or the business error.
 type outcome struct {
-	Status  int            `json:"status"`
-	Session *Session       `json:"session,omitempty"`
-	Error   *savedError    `json:"error,omitempty"`
-	Details apperr.Details `json:"details,omitempty"`
+	Status  int      `json:"status"`
+	Session *Session `json:"session,omitempty"`
+	// Currency is the Session's, which its JSON leaves out.
+	Currency string         `json:"currency,omitempty"`
+	Error    *savedError    `json:"error,omitempty"`
+	Details  apperr.Details `json:"details,omitempty"`
 }
 
 type savedError struct {
@@ -192,6 +197,9 @@ func replay(saved []byte) (*Session, error) {
 	if o.Error != nil {
 		return nil, &apperr.Error{Code: o.Error.Code, Message: o.Error.Message, Details: o.Details}
 	}
+	if o.Session != nil {
+		o.Session.Currency = o.Currency
+	}
 	return o.Session, nil
 }
 
@@ -265,7 +273,7 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, claim *idem
 		}
 	}
 	sess := s.session(order)
-	body, _ := json.Marshal(outcome{Status: http.StatusCreated, Session: sess})
+	body, _ := json.Marshal(outcome{Status: http.StatusCreated, Session: sess, Currency: sess.Currency})
 
 	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if c.Live() && k.free() {
@@ -439,7 +447,7 @@ func (s *Service) expiry(c Caller) time.Duration {
 func (s *Service) session(o *store.Order) *Session {
 	sess := &Session{
 		OrderReference: o.Reference, Status: o.Status, Environment: o.Environment,
-		RequiresPayment: o.RequiresPayment, PaymentReference: o.PaymentReference,
+		RequiresPayment: o.RequiresPayment, PaymentReference: o.PaymentReference, Currency: o.Currency,
 	}
 	total := catalog.FormatAmount(o.TotalAmount)
 	sess.TotalAmount = &total

@@ -22,7 +22,8 @@ const (
 )
 
 // Input is a checkout request as both APIs receive it: the JSON body of
-// POST /api/v1/checkout-sessions and the GraphQL CheckoutSessionInput.
+// POST /api/v1/checkout-sessions and the GraphQL CreateCheckoutSessionInput
+// (whose idempotencyKey REST sends as a header).
 // Every field is optional at this level so that a missing one is reported
 // in validation details rather than as a decoding failure.
 type Input struct {

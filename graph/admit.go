@@ -35,7 +35,7 @@ func readBody(timeout time.Duration, next http.Handler) http.Handler {
 			if errors.As(err, &maxErr) {
 				msg = "must be at most " + strconv.FormatInt(maxErr.Limit, 10) + " bytes"
 			}
-			WriteError(w, apperr.Validation(apperr.Details{"body": {msg}}))
+			WriteError(w, r, apperr.Validation(apperr.Details{"body": {msg}}))
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(b))

@@ -1,5 +1,6 @@
 // Package graph is the GraphQL layer: the executable schema gqlgen
 // generates from schema.graphql (generated.go, reproduced by
-// `make generate`), and the hand-written HTTP handler with its error
-// presenter and query limits. Resolvers live in package resolvers.
+// `make generate`), and the hand-written HTTP handler: the GraphQL-over-HTTP
+// transport that decides every status (transport.go), the error presenter
+// and the query limits. Resolvers live in package resolvers.
 package graph

@@ -29,6 +29,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	CheckoutSession() CheckoutSessionResolver
 	Event() EventResolver
 	EventDate() EventDateResolver
 	Mutation() MutationResolver
@@ -48,6 +49,13 @@ type ComplexityRoot struct {
 		RequiresPayment  func(childComplexity int) int
 		Status           func(childComplexity int) int
 		TotalAmount      func(childComplexity int) int
+		TotalMoney       func(childComplexity int) int
+	}
+
+	CreateCheckoutSessionPayload struct {
+		CheckoutSession func(childComplexity int) int
+		Replayed        func(childComplexity int) int
+		UserErrors      func(childComplexity int) int
 	}
 
 	Event struct {
@@ -105,8 +113,13 @@ type ComplexityRoot struct {
 		Timezone func(childComplexity int) int
 	}
 
+	Money struct {
+		Amount   func(childComplexity int) int
+		Currency func(childComplexity int) int
+	}
+
 	Mutation struct {
-		CreateCheckoutSession func(childComplexity int, input checkout.Input, idempotencyKey *string) int
+		CreateCheckoutSession func(childComplexity int, input model.CreateCheckoutSessionInput) int
 	}
 
 	Order struct {
@@ -120,7 +133,7 @@ type ComplexityRoot struct {
 		UpdatedAt        func(childComplexity int) int
 	}
 
-	PageInfo struct {
+	PageNumbers struct {
 		HasNext    func(childComplexity int) int
 		HasPrev    func(childComplexity int) int
 		Page       func(childComplexity int) int
@@ -143,27 +156,36 @@ type ComplexityRoot struct {
 	}
 
 	Ticket struct {
-		Currency           func(childComplexity int) int
-		CurrencySymbol     func(childComplexity int) int
-		Description        func(childComplexity int) int
-		EffectivePrice     func(childComplexity int) int
-		EventdateID        func(childComplexity int) int
-		Free               func(childComplexity int) int
-		ID                 func(childComplexity int) int
-		IsFree             func(childComplexity int) int
-		Name               func(childComplexity int) int
-		Price              func(childComplexity int) int
-		Promotionalprice   func(childComplexity int) int
-		Quantity           func(childComplexity int) int
-		QuantityAvailable  func(childComplexity int) int
-		Reference          func(childComplexity int) int
-		RequiresPayment    func(childComplexity int) int
-		Salesenddate       func(childComplexity int) int
-		SalesenddateISO    func(childComplexity int) int
-		Salesstartdate     func(childComplexity int) int
-		SalesstartdateISO  func(childComplexity int) int
-		Ticketsperattendee func(childComplexity int) int
-		Timezone           func(childComplexity int) int
+		Currency              func(childComplexity int) int
+		CurrencySymbol        func(childComplexity int) int
+		Description           func(childComplexity int) int
+		EffectivePrice        func(childComplexity int) int
+		EffectivePriceMoney   func(childComplexity int) int
+		EventdateID           func(childComplexity int) int
+		Free                  func(childComplexity int) int
+		ID                    func(childComplexity int) int
+		IsFree                func(childComplexity int) int
+		Name                  func(childComplexity int) int
+		Price                 func(childComplexity int) int
+		PriceMoney            func(childComplexity int) int
+		PromotionalPriceMoney func(childComplexity int) int
+		Promotionalprice      func(childComplexity int) int
+		Quantity              func(childComplexity int) int
+		QuantityAvailable     func(childComplexity int) int
+		Reference             func(childComplexity int) int
+		RequiresPayment       func(childComplexity int) int
+		Salesenddate          func(childComplexity int) int
+		SalesenddateISO       func(childComplexity int) int
+		Salesstartdate        func(childComplexity int) int
+		SalesstartdateISO     func(childComplexity int) int
+		Ticketsperattendee    func(childComplexity int) int
+		Timezone              func(childComplexity int) int
+	}
+
+	UserError struct {
+		Code    func(childComplexity int) int
+		Field   func(childComplexity int) int
+		Message func(childComplexity int) int
 	}
 
 	Venue struct {
@@ -183,6 +205,9 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type CheckoutSessionResolver interface {
+	TotalMoney(ctx context.Context, obj *checkout.Session) (*model.Money, error)
+}
 type EventResolver interface {
 	Dates(ctx context.Context, obj *model.Event, includePast *bool) ([]*model.EventDate, error)
 }
@@ -191,7 +216,7 @@ type EventDateResolver interface {
 	Tickets(ctx context.Context, obj *model.EventDate) ([]*model.Ticket, error)
 }
 type MutationResolver interface {
-	CreateCheckoutSession(ctx context.Context, input checkout.Input, idempotencyKey *string) (*checkout.Session, error)
+	CreateCheckoutSession(ctx context.Context, input model.CreateCheckoutSessionInput) (*model.CreateCheckoutSessionPayload, error)
 }
 type QueryResolver interface {
 	Events(ctx context.Context, page *int, perPage *int, q *string, includePast *bool) (*model.EventPage, error)
@@ -266,6 +291,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CheckoutSession.TotalAmount(childComplexity), true
+	case "CheckoutSession.totalMoney":
+		if e.ComplexityRoot.CheckoutSession.TotalMoney == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutSession.TotalMoney(childComplexity), true
+
+	case "CreateCheckoutSessionPayload.checkoutSession":
+		if e.ComplexityRoot.CreateCheckoutSessionPayload.CheckoutSession == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateCheckoutSessionPayload.CheckoutSession(childComplexity), true
+	case "CreateCheckoutSessionPayload.replayed":
+		if e.ComplexityRoot.CreateCheckoutSessionPayload.Replayed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateCheckoutSessionPayload.Replayed(childComplexity), true
+	case "CreateCheckoutSessionPayload.userErrors":
+		if e.ComplexityRoot.CreateCheckoutSessionPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateCheckoutSessionPayload.UserErrors(childComplexity), true
 
 	case "Event.activeDatesCount":
 		if e.ComplexityRoot.Event.ActiveDatesCount == nil {
@@ -551,6 +601,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EventPage.Timezone(childComplexity), true
 
+	case "Money.amount":
+		if e.ComplexityRoot.Money.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Money.Amount(childComplexity), true
+	case "Money.currency":
+		if e.ComplexityRoot.Money.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Money.Currency(childComplexity), true
+
 	case "Mutation.createCheckoutSession":
 		if e.ComplexityRoot.Mutation.CreateCheckoutSession == nil {
 			break
@@ -561,7 +624,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.CreateCheckoutSession(childComplexity, args["input"].(checkout.Input), args["idempotencyKey"].(*string)), true
+		return e.ComplexityRoot.Mutation.CreateCheckoutSession(childComplexity, args["input"].(model.CreateCheckoutSessionInput)), true
 
 	case "Order.createdAt":
 		if e.ComplexityRoot.Order.CreatedAt == nil {
@@ -612,42 +675,42 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Order.UpdatedAt(childComplexity), true
 
-	case "PageInfo.hasNext":
-		if e.ComplexityRoot.PageInfo.HasNext == nil {
+	case "PageNumbers.hasNext":
+		if e.ComplexityRoot.PageNumbers.HasNext == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PageInfo.HasNext(childComplexity), true
-	case "PageInfo.hasPrev":
-		if e.ComplexityRoot.PageInfo.HasPrev == nil {
+		return e.ComplexityRoot.PageNumbers.HasNext(childComplexity), true
+	case "PageNumbers.hasPrev":
+		if e.ComplexityRoot.PageNumbers.HasPrev == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PageInfo.HasPrev(childComplexity), true
-	case "PageInfo.page":
-		if e.ComplexityRoot.PageInfo.Page == nil {
+		return e.ComplexityRoot.PageNumbers.HasPrev(childComplexity), true
+	case "PageNumbers.page":
+		if e.ComplexityRoot.PageNumbers.Page == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PageInfo.Page(childComplexity), true
-	case "PageInfo.perPage":
-		if e.ComplexityRoot.PageInfo.PerPage == nil {
+		return e.ComplexityRoot.PageNumbers.Page(childComplexity), true
+	case "PageNumbers.perPage":
+		if e.ComplexityRoot.PageNumbers.PerPage == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PageInfo.PerPage(childComplexity), true
-	case "PageInfo.total":
-		if e.ComplexityRoot.PageInfo.Total == nil {
+		return e.ComplexityRoot.PageNumbers.PerPage(childComplexity), true
+	case "PageNumbers.total":
+		if e.ComplexityRoot.PageNumbers.Total == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PageInfo.Total(childComplexity), true
-	case "PageInfo.totalPages":
-		if e.ComplexityRoot.PageInfo.TotalPages == nil {
+		return e.ComplexityRoot.PageNumbers.Total(childComplexity), true
+	case "PageNumbers.totalPages":
+		if e.ComplexityRoot.PageNumbers.TotalPages == nil {
 			break
 		}
 
-		return e.ComplexityRoot.PageInfo.TotalPages(childComplexity), true
+		return e.ComplexityRoot.PageNumbers.TotalPages(childComplexity), true
 
 	case "PricingSummary.hasFreeTickets":
 		if e.ComplexityRoot.PricingSummary.HasFreeTickets == nil {
@@ -738,6 +801,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Ticket.EffectivePrice(childComplexity), true
+	case "Ticket.effectivePriceMoney":
+		if e.ComplexityRoot.Ticket.EffectivePriceMoney == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ticket.EffectivePriceMoney(childComplexity), true
 	case "Ticket.eventdateId":
 		if e.ComplexityRoot.Ticket.EventdateID == nil {
 			break
@@ -774,6 +843,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Ticket.Price(childComplexity), true
+	case "Ticket.priceMoney":
+		if e.ComplexityRoot.Ticket.PriceMoney == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ticket.PriceMoney(childComplexity), true
+	case "Ticket.promotionalPriceMoney":
+		if e.ComplexityRoot.Ticket.PromotionalPriceMoney == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ticket.PromotionalPriceMoney(childComplexity), true
 	case "Ticket.promotionalprice":
 		if e.ComplexityRoot.Ticket.Promotionalprice == nil {
 			break
@@ -841,6 +922,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Ticket.Timezone(childComplexity), true
 
+	case "UserError.code":
+		if e.ComplexityRoot.UserError.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserError.Code(childComplexity), true
+	case "UserError.field":
+		if e.ComplexityRoot.UserError.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserError.Field(childComplexity), true
+	case "UserError.message":
+		if e.ComplexityRoot.UserError.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserError.Message(childComplexity), true
+
 	case "Venue.city":
 		if e.ComplexityRoot.Venue.City == nil {
 			break
@@ -905,7 +1005,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputCheckoutItemInput,
-		ec.unmarshalInputCheckoutSessionInput,
+		ec.unmarshalInputCreateCheckoutSessionInput,
 		ec.unmarshalInputCustomerInput,
 	)
 	first := true
@@ -982,203 +1082,434 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
-	{Name: "../schema.graphql", Input: `# Boxoffice GraphQL API: the published catalog of the REST contract
-# (spec/ticketing-api.md) with camelCase field names. Every request needs the
-# X-API-Key header. Errors carry extensions.code (the REST error codes) and
-# extensions.status (the HTTP status REST would answer).
+	{Name: "../schema.graphql", Input: `"""
+Boxoffice: the published event catalog (events, their dates, and the ticket types of each date with live price and availability), checkout sessions and orders, for partner applications. It is the REST contract of /api/v1 with camelCase field names: the same values, rules and error codes.
 
-type Query {
-  "Published events, newest first. perPage is capped at 100."
-  events(page: Int, perPage: Int, q: String, includePast: Boolean = false): EventPage!
-  "One published event. Error: event_not_found."
-  event(id: Int!): Event
-  "One active date of a published event. Error: event_date_not_found."
-  eventDate(id: Int!): EventDate
-  "An order of the calling app. Errors: environment_mismatch, order_not_found."
-  order(reference: String!): Order
+Conventions, for every field below:
+
+- Authentication: every request carries the app's secret key in the X-API-Key header (svc_test_… for the sandbox, svc_live_… for live). Keys are for servers only, never for browsers or mobile apps.
+- Errors: queries report refusals in the top-level ` + "`" + `errors` + "`" + ` list. Each error has extensions.code, the REST error code (event_not_found, validation_failed, …), and for validation_failed extensions.details, a map from argument path to messages. extensions.status is present only when the HTTP status of the response is not 200, and then equals it: 401, 403 and 429 refuse a request before it runs; a document that cannot run is 200 with application/json and 400 with application/graphql-response+json. An operation that ran is always 200. Every field may also fail with internal_error.
+- The mutation createCheckoutSession reports business and validation refusals in its payload's userErrors, not in ` + "`" + `errors` + "`" + `.
+- Money: decimal strings with two fraction digits ("150.00"); the fields ending in Money carry the currency with the amount.
+- Instants: DateTime, RFC 3339 with an offset. Plain date strings such as "2026-12-24 18:00:00" are wall-clock times in the event's timezone; the …Display strings such as "Thu, 24 Dec 2026 6:00 PM" are for people.
+- Limits: documents are bounded before parsing (document_too_large), in depth and in estimated cost (validation_failed); the app's request limit is shared with REST (rate_limit_exceeded, with a Retry-After header).
+"""
+schema {
+  query: Query
+  mutation: Mutation
 }
 
+"The entry points for reading the catalog and orders."
+type Query {
+  """
+  One page of published events, newest first (created, then id, descending). Events whose every date has ended are left out unless includePast. Errors: validation_failed (details name the argument).
+  """
+  events(
+    "Page number, from 1 (default 1). A page past the last is empty. 0 or less: validation_failed."
+    page: Int
+    "Events per page, 1 to 100 (default 20); larger values are capped at 100. 0 or less: validation_failed."
+    perPage: Int
+    "Case-insensitive substring of the event's name; at most 200 characters, no control characters."
+    q: String
+    "Also list events whose every date has ended."
+    includePast: Boolean = false
+  ): EventPage!
+  "One published event, or null with the error event_not_found (missing, unpublished or hidden)."
+  event(
+    "The event's id."
+    id: Int!
+  ): Event
+  "One active date of a published event, or null with the error event_date_not_found."
+  eventDate(
+    "The event date's id."
+    id: Int!
+  ): EventDate
+  """
+  An order created by the calling app, or null with an error: environment_mismatch (a test key reading an ord_… reference or a live key an sbx_… one) or order_not_found. With webhooks, the source of truth for payment status.
+  """
+  order(
+    "The order's reference as the checkout returned it (sbx_… for test, ord_… for live)."
+    reference: String!
+  ): Order
+}
+
+"The entry points that change something."
 type Mutation {
   """
-  Creates a checkout session for one event date; the service prices the cart
-  and checks stock. idempotencyKey plays the Idempotency-Key header's part
-  (required, at most 128 characters). Errors carry the codes of
-  POST /api/v1/checkout-sessions.
+  Creates a checkout session for one event date: the service prices the cart from the catalog (never send a price) and checks stock. A paid cart is PENDING with a checkoutUrl to send the buyer to; a free cart is PAID (test key) or COMPLETED (live key) at once.
+
+  Business and validation refusals come back in the payload's userErrors with a null checkoutSession. The field itself is null, with a top-level error, only for authentication, rate_limit_exceeded (also a Retry-After header) and service failures (checkout_unavailable, free_checkout_unavailable, payment_gateway_unavailable, internal_error): retry those later with the same idempotencyKey. Several checkouts in one document run one after another, and one's failure never hides another's session.
   """
-  createCheckoutSession(input: CheckoutSessionInput!, idempotencyKey: String): CheckoutSession!
+  createCheckoutSession(
+    "The cart, the buyer, where to send the buyer afterwards, and the idempotency key."
+    input: CreateCheckoutSessionInput!
+  ): CreateCheckoutSessionPayload
 }
 
-"A JSON object."
+"Any JSON value; metadata must be a JSON object (validation_failed otherwise)."
 scalar Map
 
 """
-A checkout request. Fields are optional here so that every missing or
-invalid one is reported together in extensions.details (validation_failed).
+An instant: an RFC 3339 date-time string with its UTC offset, such as "2026-12-24T18:00:00Z" or "2026-12-24T18:00:00+00:00". Catalog instants carry the event's own offset; createdAt and updatedAt are in UTC.
 """
-input CheckoutSessionInput {
+scalar DateTime @specifiedBy(url: "https://www.rfc-editor.org/rfc/rfc3339")
+
+"An amount of money in one currency."
+type Money {
+  "Decimal amount with two fraction digits, as a string so no precision is lost: \"150.00\", \"0.00\". Use a decimal type, not a float."
+  amount: String!
+  "ISO 4217 currency code, such as GHS."
+  currency: String!
+}
+
+"""
+A checkout request. Fields other than idempotencyKey are optional in the schema but required by the service unless marked optional, so that every missing or invalid field is reported at once in userErrors (validation_failed, field naming it).
+"""
+input CreateCheckoutSessionInput {
+  """
+  Required: 1 to 128 characters of UTF-8 text without control characters, unique per checkout attempt (a UUID is a good choice). Keys are scoped to the app and its environment and kept 60 minutes. Sending the same key and input again returns the saved answer (replayed: true); the same key with another input is idempotency_conflict; while the first request still runs, idempotency_in_progress. Plays the part of REST's Idempotency-Key header.
+  """
+  idempotencyKey: String!
+  "Required: the id of a published event."
   eventId: Int
+  "Required: the id of an active date of that event."
   eventdateId: Int
-  "1 to 20 items, each ticket once, quantity 1 to 50."
+  "Required: 1 to 20 items, each ticket type once, all of this date and in one currency."
   items: [CheckoutItemInput]
+  "Required: the buyer."
   customer: CustomerInput
-  "HTTPS; host on the app's redirect allowlist."
+  "Required: where the sandbox sends the buyer after paying; an https:// URL whose host is on the app's redirect allowlist."
   successUrl: String
+  "Required: where the sandbox sends the buyer who gives up; an https:// URL whose host is on the app's redirect allowlist."
   cancelUrl: String
-  "At most 20 keys and 4 KB of JSON; no personal data."
+  "Optional: your own JSON object, returned in webhooks; at most 20 keys and 4 KB of JSON (metadata_too_large), and no personal data such as email addresses or the customer's name or phone (validation_failed)."
   metadata: Map
 }
 
+"One ticket type and how many of it."
 input CheckoutItemInput {
+  "Required: the id of a ticket type of the chosen date."
   ticketId: Int
+  "Required: 1 to 50, and no more than the ticket's ticketsperattendee (ticket_quantity_exceeded)."
   quantity: Int
 }
 
+"The buyer; used only to fulfil the order."
 input CustomerInput {
+  "Required: the buyer's name, at most 200 characters."
   name: String
+  "Required: the buyer's email address."
   email: String
-  "For live free checkout, a valid Ghana mobile number."
+  "Required: the buyer's phone number (Ghana numbers may be written locally, 024 123 4567); for a live free checkout, a valid Ghana mobile number."
   phone: String
 }
 
-"Spec section 2.4."
+"What createCheckoutSession answers when it ran."
+type CreateCheckoutSessionPayload {
+  "The session created (or replayed); null when userErrors is not empty."
+  checkoutSession: CheckoutSession
+  """
+  True when this is the saved answer of an earlier request with the same idempotencyKey and input (a session or a refusal); nothing new was created. REST's Idempotent-Replayed header.
+  """
+  replayed: Boolean!
+  """
+  Why the checkout was refused; empty when checkoutSession is set. Codes: validation_failed (one entry per field and problem), missing_idempotency_key, invalid_idempotency_key, idempotency_conflict, idempotency_in_progress, event_not_found, event_not_available, event_date_not_found, event_date_not_available, ticket_not_found, ticket_not_on_sale, ticket_quantity_exceeded, invalid_redirect_url, redirect_allowlist_required, redirect_domain_not_allowed, metadata_too_large, quantity_exceeds_limit, free_order_limit_reached, sold_out. Refusals after validation are saved with the idempotencyKey; validation_failed and idempotency key refusals are not, so fix the input and send it again with the same key.
+  """
+  userErrors: [UserError!]!
+}
+
+"Why a mutation did not do what was asked: a business rule or an invalid input field."
+type UserError {
+  "The REST error code, such as validation_failed or sold_out (see the payload's userErrors for the list)."
+  code: String!
+  """
+  The path of the input field at fault, starting at the mutation's argument: ["input", "items", "0", "quantity"] (list positions count from 0; a metadata key is one element, as sent). Null when no single field is at fault (sold_out, redirect_allowlist_required, …).
+  """
+  field: [String!]
+  "What went wrong, in English, for a developer; for validation_failed it completes the field: \"must be between 1 and 50\"."
+  message: String!
+}
+
+"Where a checkout session's order stands."
+enum CheckoutSessionStatus {
+  "A paid cart awaiting payment at checkoutUrl until expiresAt."
+  PENDING
+  "A free cart of a test key, settled at once (the sandbox's paid)."
+  PAID
+  "A free cart of a live key, settled at once."
+  COMPLETED
+}
+
+"Where an order stands. REST sends the same values in lower case (pending, paid, …)."
+enum OrderStatus {
+  "Awaiting payment until its session's expiresAt (statusCode 1)."
+  PENDING
+  "Paid; a sandbox free order is paid at once (statusCode 2)."
+  PAID
+  "A live free order, complete at once (statusCode 3)."
+  COMPLETED
+  "Payment failed; held tickets were released (statusCode 4)."
+  FAILED
+  "Not paid in time; held tickets were released (statusCode 5)."
+  EXPIRED
+  "The service cannot tell (statusCode 0)."
+  UNKNOWN
+}
+
+"The environment of a key and of what it creates; the two never mix."
+enum Environment {
+  "Sandbox: svc_test_ keys, sbx_ orders, no money moves and no stock is held."
+  TEST
+  "Production: svc_live_ keys, ord_ orders, real payments and stock."
+  LIVE
+}
+
+"The answer to a checkout request (REST spec section 2.4)."
 type CheckoutSession {
+  "The order's reference: sbx_… for test keys, ord_… for live keys. Read the order with Query.order."
   orderReference: String!
+  "Where to send the buyer to pay; null when nothing is left to pay (free carts)."
   checkoutUrl: String
-  expiresAt: String
-  "pending, paid or completed."
-  status: String!
-  environment: String!
+  "When a pending order expires unpaid; null for orders settled at once."
+  expiresAt: DateTime
+  "PENDING for paid carts; PAID (test) or COMPLETED (live) for free carts. REST: lower case."
+  status: CheckoutSessionStatus!
+  "The environment of the key that created it. REST: lower case."
+  environment: Environment!
+  "Whether the buyer has to pay: false for a free cart."
   requiresPayment: Boolean!
+  "The total the buyer pays, a decimal string such as \"240.00\"; totalMoney adds the currency."
   totalAmount: String
+  "The total the buyer pays, with its currency."
+  totalMoney: Money
+  "The payment provider's reference of a live paid order; null otherwise."
   paymentReference: String
 }
 
-"Spec section 2.5."
+"An order of the calling app (REST spec section 2.5)."
 type Order {
+  "The order's reference, as the checkout returned it."
   reference: String!
-  status: String!
-  "0 unknown, 1 pending, 2 paid, 3 completed, 4 failed, 5 expired."
+  "Where the order stands. REST: lower case."
+  status: OrderStatus!
+  "The status as a number: 0 unknown, 1 pending, 2 paid, 3 completed, 4 failed, 5 expired."
   statusCode: Int!
+  "ISO 4217 currency code of the order's amounts, such as GHS."
   currency: String
-  createdAt: String
-  updatedAt: String
+  "When the order was created (UTC)."
+  createdAt: DateTime
+  "When the order last changed (UTC)."
+  updatedAt: DateTime
+  "The payment provider's reference of a live paid order; null otherwise."
   paymentReference: String
-  environment: String!
+  "The environment the order belongs to. REST: lower case."
+  environment: Environment!
 }
 
-"A page of events."
+"A page of events, numbered (REST: data and meta)."
 type EventPage {
+  "The events of this page, newest first; empty past the last page."
   nodes: [Event!]!
-  pageInfo: PageInfo!
-  "The timezone the catalog reports in."
+  "Where this page lies among all pages."
+  pageInfo: PageNumbers!
+  "The IANA timezone the catalog reports in, such as Africa/Accra."
   timezone: String!
 }
 
-type PageInfo {
+"Page-number paging of a list (not Relay's cursor PageInfo)."
+type PageNumbers {
+  "This page's number, from 1."
   page: Int!
+  "Items per page as used (after capping at 100)."
   perPage: Int!
+  "How many items there are on all pages."
   total: Int!
+  "How many pages there are (0 when there are no items)."
   totalPages: Int!
+  "Whether a later page has items."
   hasNext: Boolean!
+  "Whether this is not the first page."
   hasPrev: Boolean!
 }
 
+"A published event (REST spec section 2.1)."
 type Event {
+  "The event's id."
   id: Int!
+  "The organizer's stable reference of the event."
   reference: String!
+  "The event's name."
   name: String!
+  "URL-friendly name; not unique."
   slug: String!
+  "The organizer's description, plain text; null when none."
   description: String
+  "Absolute URL of the event's image; null when none."
   imageUrl: String
-  "Active dates that have not ended."
+  "How many active dates have not ended."
   activeDatesCount: Int!
+  "Whether more than one active date has not ended."
   hasMultipleDates: Boolean!
+  "The event's USSD short code; null when none."
   ussdCode: String
+  "The full USSD string to dial; null when none."
   ussdFullCode: String
+  "Whether the event can be bought by USSD."
   hasUssd: Boolean!
-  "Earliest start among upcoming active dates, 2006-01-02 15:04:05 in the event's timezone."
+  "Earliest start among the upcoming active dates, wall-clock \"2006-01-02 15:04:05\" in the event's timezone; null when none."
   nextStartdate: String
-  "Latest end among all active dates."
+  "Latest end among all active dates, wall-clock in the event's timezone; null when none."
   lastEnddate: String
-  nextStartdateIso: String
-  lastEnddateIso: String
+  "nextStartdate as an instant with the event's offset."
+  nextStartdateIso: DateTime
+  "lastEnddate as an instant with the event's offset."
+  lastEnddateIso: DateTime
+  "nextStartdate for people, such as \"Thu, 24 Dec 2026 6:00 PM\"."
   nextStartdateDisplay: String
+  "lastEnddate for people, such as \"Thu, 24 Dec 2026 11:00 PM\"."
   lastEnddateDisplay: String
+  "The event's IANA timezone, such as Africa/Accra."
   timezone: String!
-  createdAt: String!
-  updatedAt: String!
+  "When the event was created (UTC)."
+  createdAt: DateTime!
+  "When the event last changed (UTC)."
+  updatedAt: DateTime!
+  "Whether its upcoming tickets are free, paid or both."
   pricing: PricingSummary!
-  "Upcoming active dates; includePast adds those that have ended."
-  dates(includePast: Boolean = false): [EventDate!]!
+  "The event's upcoming active dates, soonest first; includePast adds those that have ended."
+  dates(
+    "Also return active dates that have ended."
+    includePast: Boolean = false
+  ): [EventDate!]!
 }
 
+"Free and paid tickets among an event's upcoming active dates."
 type PricingSummary {
+  "Whether some ticket is free to buy."
   hasFreeTickets: Boolean!
+  "Whether some ticket has to be paid for."
   hasPaidTickets: Boolean!
+  "Whether every ticket is free (false when there are none)."
   isEntirelyFree: Boolean!
 }
 
+"One active date of an event, with its venue (REST spec section 2.2)."
 type EventDate {
+  "The date's id; use it as eventdateId in checkout."
   id: Int!
+  "The organizer's stable reference of the date."
   reference: String!
+  "The id of the date's event."
   eventId: Int!
+  "Start, wall-clock \"2006-01-02 15:04:05\" in the event's timezone."
   startdate: String!
+  "End, wall-clock in the event's timezone."
   enddate: String!
-  startdateIso: String
-  enddateIso: String
+  "Start as an instant with the event's offset."
+  startdateIso: DateTime
+  "End as an instant with the event's offset."
+  enddateIso: DateTime
+  "Start for people, such as \"Thu, 24 Dec 2026 6:00 PM\"."
   startdateDisplay: String
+  "End for people."
   enddateDisplay: String
+  "Whether the date happens online."
   online: Boolean!
+  "The venue's id; null for a date without a venue."
   venueId: Int
+  "The venue's name; null without a venue."
   venueName: String
+  "The venue's URL-friendly name; null without a venue."
   venueSlug: String
+  "The venue's street; null when unknown."
   venueStreet: String
+  "The venue's city; null when unknown."
   venueCity: String
+  "The venue's state or region; null when unknown."
   venueState: String
+  "The venue's latitude in decimal degrees; null when unknown."
   venueLat: Float
+  "The venue's longitude in decimal degrees; null when unknown."
   venueLng: Float
+  "The event's IANA timezone."
   timezone: String!
+  "The venue as an object; null for a date without a venue."
   venue: Venue
+  "The date's ticket types with live availability."
   tickets: [Ticket!]!
 }
 
+"Where a date happens."
 type Venue {
+  "The venue's id."
   id: Int!
+  "The organizer's stable reference of the venue."
   reference: String!
+  "The venue's name."
   name: String!
+  "URL-friendly name."
   slug: String!
+  "Street; null when unknown."
   street: String
+  "City; null when unknown."
   city: String
+  "State or region; null when unknown."
   state: String
+  "Latitude in decimal degrees; null when unknown."
   lat: Float
+  "Longitude in decimal degrees; null when unknown."
   lng: Float
 }
 
-"A ticket type of one event date, with live price and availability."
+"A ticket type of one event date, with live price and availability (REST spec section 2.3)."
 type Ticket {
+  "The ticket type's id; use it as ticketId in checkout."
   id: Int!
+  "The organizer's stable reference of the ticket type."
   reference: String!
+  "The id of the ticket's event date."
   eventdateId: Int!
+  "The ticket type's name, such as \"VIP\"."
   name: String!
+  "The organizer's description; null when none."
   description: String
-  "The organizer's flag; for checkout pricing use isFree, effectivePrice, requiresPayment."
-  free: Boolean!
-  "Decimal amount as a string."
+  "The organizer's free flag."
+  free: Boolean! @deprecated(reason: "The organizer's flag, not what checkout charges: use isFree, requiresPayment and effectivePriceMoney.")
+  "The organizer's price, a decimal string such as \"150.00\" in currency; null when none. priceMoney adds the currency."
   price: String
+  "The organizer's price with its currency; null when none."
+  priceMoney: Money
+  "A promotional price, a decimal string in currency; charged when lower than price. Null when none."
   promotionalprice: String
+  "The promotional price with its currency; null when none."
+  promotionalPriceMoney: Money
+  "How many were put on sale; null for unlimited."
   quantity: Int
+  "How many can be bought now (live: quantity − sold − held, never negative); 2147483647 when unlimited."
   quantityAvailable: Int!
+  "How many one buyer may take in one checkout; null for no limit."
   ticketsperattendee: Int
+  "When sales open, wall-clock in the event's timezone; null when open already."
   salesstartdate: String
+  "When sales close, wall-clock in the event's timezone; null when they never close."
   salesenddate: String
-  salesstartdateIso: String
-  salesenddateIso: String
+  "salesstartdate as an instant with the event's offset."
+  salesstartdateIso: DateTime
+  "salesenddate as an instant with the event's offset."
+  salesenddateIso: DateTime
+  "ISO 4217 currency code of the ticket's prices, such as GHS."
   currency: String!
+  "The currency's symbol for display, such as GH₵."
   currencySymbol: String!
+  "Whether checkout charges nothing for it (effectivePrice is 0.00)."
   isFree: Boolean!
-  "The price actually charged, as a decimal string."
+  "What checkout charges per ticket, a decimal string: \"0.00\" when free, else the promotional price when lower, else the price."
   effectivePrice: String!
+  "What checkout charges per ticket, with its currency."
+  effectivePriceMoney: Money!
+  "Whether buying it needs a payment (not isFree)."
   requiresPayment: Boolean!
+  "The event's IANA timezone."
   timezone: String!
 }
 `, BuiltIn: false},
@@ -1205,10 +1536,24 @@ func (ec *executionContext) childFields_CheckoutSession(ctx context.Context, fie
 		return ec.fieldContext_CheckoutSession_requiresPayment(ctx, field)
 	case "totalAmount":
 		return ec.fieldContext_CheckoutSession_totalAmount(ctx, field)
+	case "totalMoney":
+		return ec.fieldContext_CheckoutSession_totalMoney(ctx, field)
 	case "paymentReference":
 		return ec.fieldContext_CheckoutSession_paymentReference(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CheckoutSession", field.Name)
+}
+
+func (ec *executionContext) childFields_CreateCheckoutSessionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "checkoutSession":
+		return ec.fieldContext_CreateCheckoutSessionPayload_checkoutSession(ctx, field)
+	case "replayed":
+		return ec.fieldContext_CreateCheckoutSessionPayload_replayed(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_CreateCheckoutSessionPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateCheckoutSessionPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Event(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1321,6 +1666,16 @@ func (ec *executionContext) childFields_EventPage(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type EventPage", field.Name)
 }
 
+func (ec *executionContext) childFields_Money(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "amount":
+		return ec.fieldContext_Money_amount(ctx, field)
+	case "currency":
+		return ec.fieldContext_Money_currency(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+}
+
 func (ec *executionContext) childFields_Order(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "reference":
@@ -1343,22 +1698,22 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 	return nil, fmt.Errorf("no field named %q was found under type Order", field.Name)
 }
 
-func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+func (ec *executionContext) childFields_PageNumbers(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "page":
-		return ec.fieldContext_PageInfo_page(ctx, field)
+		return ec.fieldContext_PageNumbers_page(ctx, field)
 	case "perPage":
-		return ec.fieldContext_PageInfo_perPage(ctx, field)
+		return ec.fieldContext_PageNumbers_perPage(ctx, field)
 	case "total":
-		return ec.fieldContext_PageInfo_total(ctx, field)
+		return ec.fieldContext_PageNumbers_total(ctx, field)
 	case "totalPages":
-		return ec.fieldContext_PageInfo_totalPages(ctx, field)
+		return ec.fieldContext_PageNumbers_totalPages(ctx, field)
 	case "hasNext":
-		return ec.fieldContext_PageInfo_hasNext(ctx, field)
+		return ec.fieldContext_PageNumbers_hasNext(ctx, field)
 	case "hasPrev":
-		return ec.fieldContext_PageInfo_hasPrev(ctx, field)
+		return ec.fieldContext_PageNumbers_hasPrev(ctx, field)
 	}
-	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+	return nil, fmt.Errorf("no field named %q was found under type PageNumbers", field.Name)
 }
 
 func (ec *executionContext) childFields_PricingSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1389,8 +1744,12 @@ func (ec *executionContext) childFields_Ticket(ctx context.Context, field graphq
 		return ec.fieldContext_Ticket_free(ctx, field)
 	case "price":
 		return ec.fieldContext_Ticket_price(ctx, field)
+	case "priceMoney":
+		return ec.fieldContext_Ticket_priceMoney(ctx, field)
 	case "promotionalprice":
 		return ec.fieldContext_Ticket_promotionalprice(ctx, field)
+	case "promotionalPriceMoney":
+		return ec.fieldContext_Ticket_promotionalPriceMoney(ctx, field)
 	case "quantity":
 		return ec.fieldContext_Ticket_quantity(ctx, field)
 	case "quantityAvailable":
@@ -1413,12 +1772,26 @@ func (ec *executionContext) childFields_Ticket(ctx context.Context, field graphq
 		return ec.fieldContext_Ticket_isFree(ctx, field)
 	case "effectivePrice":
 		return ec.fieldContext_Ticket_effectivePrice(ctx, field)
+	case "effectivePriceMoney":
+		return ec.fieldContext_Ticket_effectivePriceMoney(ctx, field)
 	case "requiresPayment":
 		return ec.fieldContext_Ticket_requiresPayment(ctx, field)
 	case "timezone":
 		return ec.fieldContext_Ticket_timezone(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Ticket", field.Name)
+}
+
+func (ec *executionContext) childFields_UserError(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_UserError_code(ctx, field)
+	case "field":
+		return ec.fieldContext_UserError_field(ctx, field)
+	case "message":
+		return ec.fieldContext_UserError_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UserError", field.Name)
 }
 
 func (ec *executionContext) childFields_Venue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1579,21 +1952,13 @@ func (ec *executionContext) field_Mutation_createCheckoutSession_args(ctx contex
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (checkout.Input, error) {
-			return ec.unmarshalNCheckoutSessionInput2githubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐInput(ctx, v)
+		func(ctx context.Context, v any) (model.CreateCheckoutSessionInput, error) {
+			return ec.unmarshalNCreateCheckoutSessionInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCreateCheckoutSessionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
 	args["input"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "idempotencyKey",
-		func(ctx context.Context, v any) (*string, error) {
-			return ec.unmarshalOString2ᚖstring(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["idempotencyKey"] = arg1
 	return args, nil
 }
 
@@ -1810,14 +2175,14 @@ func (ec *executionContext) _CheckoutSession_expiresAt(ctx context.Context, fiel
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
+			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _CheckoutSession_status(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
@@ -1833,14 +2198,14 @@ func (ec *executionContext) _CheckoutSession_status(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+			return ec.marshalNCheckoutSessionStatus2string(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren2)
 }
 
 func (ec *executionContext) _CheckoutSession_environment(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
@@ -1856,14 +2221,14 @@ func (ec *executionContext) _CheckoutSession_environment(ctx context.Context, fi
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+			return ec.marshalNEnvironment2string(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_environment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren3)
 }
 
 func (ec *executionContext) _CheckoutSession_requiresPayment(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
@@ -1886,7 +2251,7 @@ func (ec *executionContext) _CheckoutSession_requiresPayment(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_requiresPayment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _CheckoutSession_totalAmount(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
@@ -1912,6 +2277,38 @@ func (ec *executionContext) fieldContext_CheckoutSession_totalAmount(_ context.C
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
 }
 
+func (ec *executionContext) _CheckoutSession_totalMoney(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutSession_totalMoney(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CheckoutSession().TotalMoney(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutSession_totalMoney(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CheckoutSession",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CheckoutSession_paymentReference(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1935,6 +2332,93 @@ func (ec *executionContext) fieldContext_CheckoutSession_paymentReference(_ cont
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
 }
 
+func (ec *executionContext) _CreateCheckoutSessionPayload_checkoutSession(ctx context.Context, field graphql.CollectedField, obj *model.CreateCheckoutSessionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateCheckoutSessionPayload_checkoutSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheckoutSession, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Session) graphql.Marshaler {
+			return ec.marshalOCheckoutSession2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐSession(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CreateCheckoutSessionPayload_checkoutSession(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateCheckoutSessionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CheckoutSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CreateCheckoutSessionPayload_replayed(ctx context.Context, field graphql.CollectedField, obj *model.CreateCheckoutSessionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateCheckoutSessionPayload_replayed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Replayed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateCheckoutSessionPayload_replayed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateCheckoutSessionPayload", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _CreateCheckoutSessionPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *model.CreateCheckoutSessionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateCheckoutSessionPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateCheckoutSessionPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateCheckoutSessionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1955,7 +2439,7 @@ func (ec *executionContext) _Event_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren2)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Event_reference(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2093,7 +2577,7 @@ func (ec *executionContext) _Event_activeDatesCount(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Event_activeDatesCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren2)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Event_hasMultipleDates(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2116,7 +2600,7 @@ func (ec *executionContext) _Event_hasMultipleDates(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Event_hasMultipleDates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Event_ussdCode(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2185,7 +2669,7 @@ func (ec *executionContext) _Event_hasUssd(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Event_hasUssd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Event_nextStartdate(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2247,14 +2731,14 @@ func (ec *executionContext) _Event_nextStartdateIso(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
+			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Event_nextStartdateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _Event_lastEnddateIso(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2270,14 +2754,14 @@ func (ec *executionContext) _Event_lastEnddateIso(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
+			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Event_lastEnddateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _Event_nextStartdateDisplay(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2362,14 +2846,14 @@ func (ec *executionContext) _Event_createdAt(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+			return ec.marshalNDateTime2string(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Event_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _Event_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2385,14 +2869,14 @@ func (ec *executionContext) _Event_updatedAt(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+			return ec.marshalNDateTime2string(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Event_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _Event_pricing(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2491,7 +2975,7 @@ func (ec *executionContext) _EventDate_id(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren2)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _EventDate_reference(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2537,7 +3021,7 @@ func (ec *executionContext) _EventDate_eventId(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren2)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _EventDate_startdate(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2599,14 +3083,14 @@ func (ec *executionContext) _EventDate_startdateIso(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
+			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_startdateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _EventDate_enddateIso(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2622,14 +3106,14 @@ func (ec *executionContext) _EventDate_enddateIso(ctx context.Context, field gra
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
+			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_enddateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _EventDate_startdateDisplay(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2698,7 +3182,7 @@ func (ec *executionContext) _EventDate_online(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_online(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _EventDate_venueId(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2721,7 +3205,7 @@ func (ec *executionContext) _EventDate_venueId(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_venueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren2)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _EventDate_venueName(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2859,7 +3343,7 @@ func (ec *executionContext) _EventDate_venueLat(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_venueLat(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren3)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) _EventDate_venueLng(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -2882,7 +3366,7 @@ func (ec *executionContext) _EventDate_venueLng(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_venueLng(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren3)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) _EventDate_timezone(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -3016,8 +3500,8 @@ func (ec *executionContext) _EventPage_pageInfo(ctx context.Context, field graph
 			return obj.PageInfo, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageNumbers) graphql.Marshaler {
+			return ec.marshalNPageNumbers2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐPageNumbers(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3030,7 +3514,7 @@ func (ec *executionContext) fieldContext_EventPage_pageInfo(_ context.Context, f
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_PageInfo(ctx, field)
+			return ec.childFields_PageNumbers(ctx, field)
 		},
 	}
 	return fc, nil
@@ -3059,6 +3543,52 @@ func (ec *executionContext) fieldContext_EventPage_timezone(_ context.Context, f
 	return graphql.NewScalarFieldContext("EventPage", field, false, false, errNoChildren0)
 }
 
+func (ec *executionContext) _Money_amount(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Money_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Money_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Money", field, false, false, errNoChildren0)
+}
+
+func (ec *executionContext) _Money_currency(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Money_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Money_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Money", field, false, false, errNoChildren0)
+}
+
 func (ec *executionContext) _Mutation_createCheckoutSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3069,14 +3599,14 @@ func (ec *executionContext) _Mutation_createCheckoutSession(ctx context.Context,
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().CreateCheckoutSession(ctx, fc.Args["input"].(checkout.Input), fc.Args["idempotencyKey"].(*string))
+			return ec.Resolvers.Mutation().CreateCheckoutSession(ctx, fc.Args["input"].(model.CreateCheckoutSessionInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Session) graphql.Marshaler {
-			return ec.marshalNCheckoutSession2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐSession(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateCheckoutSessionPayload) graphql.Marshaler {
+			return ec.marshalOCreateCheckoutSessionPayload2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCreateCheckoutSessionPayload(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_createCheckoutSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3086,7 +3616,7 @@ func (ec *executionContext) fieldContext_Mutation_createCheckoutSession(ctx cont
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CheckoutSession(ctx, field)
+			return ec.childFields_CreateCheckoutSessionPayload(ctx, field)
 		},
 	}
 	defer func() {
@@ -3139,14 +3669,14 @@ func (ec *executionContext) _Order_status(ctx context.Context, field graphql.Col
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+			return ec.marshalNOrderStatus2string(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Order_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _Order_statusCode(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
@@ -3169,7 +3699,7 @@ func (ec *executionContext) _Order_statusCode(ctx context.Context, field graphql
 	)
 }
 func (ec *executionContext) fieldContext_Order_statusCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren2)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Order_currency(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
@@ -3208,14 +3738,14 @@ func (ec *executionContext) _Order_createdAt(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
+			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Order_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _Order_updatedAt(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
@@ -3231,14 +3761,14 @@ func (ec *executionContext) _Order_updatedAt(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
+			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Order_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _Order_paymentReference(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
@@ -3277,23 +3807,23 @@ func (ec *executionContext) _Order_environment(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+			return ec.marshalNEnvironment2string(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Order_environment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren3)
 }
 
-func (ec *executionContext) _PageInfo_page(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageNumbers_page(ctx context.Context, field graphql.CollectedField, obj *model.PageNumbers) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_page(ctx, field)
+			return ec.fieldContext_PageNumbers_page(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.Page, nil
@@ -3306,17 +3836,17 @@ func (ec *executionContext) _PageInfo_page(ctx context.Context, field graphql.Co
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PageInfo_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errNoChildren2)
+func (ec *executionContext) fieldContext_PageNumbers_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren5)
 }
 
-func (ec *executionContext) _PageInfo_perPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageNumbers_perPage(ctx context.Context, field graphql.CollectedField, obj *model.PageNumbers) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_perPage(ctx, field)
+			return ec.fieldContext_PageNumbers_perPage(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.PerPage, nil
@@ -3329,17 +3859,17 @@ func (ec *executionContext) _PageInfo_perPage(ctx context.Context, field graphql
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PageInfo_perPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errNoChildren2)
+func (ec *executionContext) fieldContext_PageNumbers_perPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren5)
 }
 
-func (ec *executionContext) _PageInfo_total(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageNumbers_total(ctx context.Context, field graphql.CollectedField, obj *model.PageNumbers) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_total(ctx, field)
+			return ec.fieldContext_PageNumbers_total(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.Total, nil
@@ -3352,17 +3882,17 @@ func (ec *executionContext) _PageInfo_total(ctx context.Context, field graphql.C
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PageInfo_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errNoChildren2)
+func (ec *executionContext) fieldContext_PageNumbers_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren5)
 }
 
-func (ec *executionContext) _PageInfo_totalPages(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageNumbers_totalPages(ctx context.Context, field graphql.CollectedField, obj *model.PageNumbers) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_totalPages(ctx, field)
+			return ec.fieldContext_PageNumbers_totalPages(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.TotalPages, nil
@@ -3375,17 +3905,17 @@ func (ec *executionContext) _PageInfo_totalPages(ctx context.Context, field grap
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PageInfo_totalPages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errNoChildren2)
+func (ec *executionContext) fieldContext_PageNumbers_totalPages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren5)
 }
 
-func (ec *executionContext) _PageInfo_hasNext(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageNumbers_hasNext(ctx context.Context, field graphql.CollectedField, obj *model.PageNumbers) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_hasNext(ctx, field)
+			return ec.fieldContext_PageNumbers_hasNext(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.HasNext, nil
@@ -3398,17 +3928,17 @@ func (ec *executionContext) _PageInfo_hasNext(ctx context.Context, field graphql
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PageInfo_hasNext(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errNoChildren1)
+func (ec *executionContext) fieldContext_PageNumbers_hasNext(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _PageInfo_hasPrev(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageNumbers_hasPrev(ctx context.Context, field graphql.CollectedField, obj *model.PageNumbers) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_hasPrev(ctx, field)
+			return ec.fieldContext_PageNumbers_hasPrev(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.HasPrev, nil
@@ -3421,8 +3951,8 @@ func (ec *executionContext) _PageInfo_hasPrev(ctx context.Context, field graphql
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_PageInfo_hasPrev(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errNoChildren1)
+func (ec *executionContext) fieldContext_PageNumbers_hasPrev(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _PricingSummary_hasFreeTickets(ctx context.Context, field graphql.CollectedField, obj *model.PricingSummary) (ret graphql.Marshaler) {
@@ -3445,7 +3975,7 @@ func (ec *executionContext) _PricingSummary_hasFreeTickets(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_PricingSummary_hasFreeTickets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _PricingSummary_hasPaidTickets(ctx context.Context, field graphql.CollectedField, obj *model.PricingSummary) (ret graphql.Marshaler) {
@@ -3468,7 +3998,7 @@ func (ec *executionContext) _PricingSummary_hasPaidTickets(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_PricingSummary_hasPaidTickets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _PricingSummary_isEntirelyFree(ctx context.Context, field graphql.CollectedField, obj *model.PricingSummary) (ret graphql.Marshaler) {
@@ -3491,7 +4021,7 @@ func (ec *executionContext) _PricingSummary_isEntirelyFree(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext_PricingSummary_isEntirelyFree(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Query_events(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -3766,7 +4296,7 @@ func (ec *executionContext) _Ticket_id(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren2)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Ticket_reference(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -3812,7 +4342,7 @@ func (ec *executionContext) _Ticket_eventdateId(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_eventdateId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren2)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Ticket_name(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -3881,7 +4411,7 @@ func (ec *executionContext) _Ticket_free(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_free(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Ticket_price(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -3907,6 +4437,38 @@ func (ec *executionContext) fieldContext_Ticket_price(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
+func (ec *executionContext) _Ticket_priceMoney(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Ticket_priceMoney(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PriceMoney(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Ticket_priceMoney(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Ticket",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Ticket_promotionalprice(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3930,6 +4492,38 @@ func (ec *executionContext) fieldContext_Ticket_promotionalprice(_ context.Conte
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
+func (ec *executionContext) _Ticket_promotionalPriceMoney(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Ticket_promotionalPriceMoney(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PromotionalPriceMoney(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Ticket_promotionalPriceMoney(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Ticket",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Ticket_quantity(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3950,7 +4544,7 @@ func (ec *executionContext) _Ticket_quantity(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren2)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Ticket_quantityAvailable(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -3973,7 +4567,7 @@ func (ec *executionContext) _Ticket_quantityAvailable(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_quantityAvailable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren2)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Ticket_ticketsperattendee(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -3996,7 +4590,7 @@ func (ec *executionContext) _Ticket_ticketsperattendee(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_ticketsperattendee(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren2)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Ticket_salesstartdate(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -4058,14 +4652,14 @@ func (ec *executionContext) _Ticket_salesstartdateIso(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
+			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_salesstartdateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _Ticket_salesenddateIso(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -4081,14 +4675,14 @@ func (ec *executionContext) _Ticket_salesenddateIso(ctx context.Context, field g
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
+			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_salesenddateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren1)
 }
 
 func (ec *executionContext) _Ticket_currency(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -4157,7 +4751,7 @@ func (ec *executionContext) _Ticket_isFree(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_isFree(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Ticket_effectivePrice(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -4183,6 +4777,38 @@ func (ec *executionContext) fieldContext_Ticket_effectivePrice(_ context.Context
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
+func (ec *executionContext) _Ticket_effectivePriceMoney(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Ticket_effectivePriceMoney(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EffectivePriceMoney(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Ticket_effectivePriceMoney(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Ticket",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Ticket_requiresPayment(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4203,7 +4829,7 @@ func (ec *executionContext) _Ticket_requiresPayment(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_requiresPayment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Ticket_timezone(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -4229,6 +4855,75 @@ func (ec *executionContext) fieldContext_Ticket_timezone(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
+func (ec *executionContext) _UserError_code(ctx context.Context, field graphql.CollectedField, obj *model.UserError) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserError_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserError_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserError", field, false, false, errNoChildren0)
+}
+
+func (ec *executionContext) _UserError_field(ctx context.Context, field graphql.CollectedField, obj *model.UserError) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserError_field(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Field, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UserError_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserError", field, false, false, errNoChildren0)
+}
+
+func (ec *executionContext) _UserError_message(ctx context.Context, field graphql.CollectedField, obj *model.UserError) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserError_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserError_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserError", field, false, false, errNoChildren0)
+}
+
 func (ec *executionContext) _Venue_id(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4249,7 +4944,7 @@ func (ec *executionContext) _Venue_id(ctx context.Context, field graphql.Collect
 	)
 }
 func (ec *executionContext) fieldContext_Venue_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren2)
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Venue_reference(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
@@ -4410,7 +5105,7 @@ func (ec *executionContext) _Venue_lat(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Venue_lat(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren3)
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) _Venue_lng(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
@@ -4433,7 +5128,7 @@ func (ec *executionContext) _Venue_lng(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Venue_lng(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren3)
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -4502,7 +5197,7 @@ func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext___Directive_isRepeatable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___Directive_locations(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -4525,7 +5220,7 @@ func (ec *executionContext) ___Directive_locations(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext___Directive_locations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren8)
 }
 
 func (ec *executionContext) ___Directive_args(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -4637,7 +5332,7 @@ func (ec *executionContext) ___EnumValue_isDeprecated(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___EnumValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
@@ -4804,7 +5499,7 @@ func (ec *executionContext) ___Field_isDeprecated(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext___Field_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, true, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("__Field", field, true, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___Field_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -4951,7 +5646,7 @@ func (ec *executionContext) ___InputValue_isDeprecated(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___InputValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -5180,7 +5875,7 @@ func (ec *executionContext) ___Type_kind(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext___Type_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren9)
 }
 
 func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -5488,7 +6183,7 @@ func (ec *executionContext) ___Type_isOneOf(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren4)
 }
 
 // endregion **************************** field.gotpl *****************************
@@ -5532,8 +6227,8 @@ func (ec *executionContext) unmarshalInputCheckoutItemInput(ctx context.Context,
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputCheckoutSessionInput(ctx context.Context, obj any) (checkout.Input, error) {
-	var it checkout.Input
+func (ec *executionContext) unmarshalInputCreateCheckoutSessionInput(ctx context.Context, obj any) (model.CreateCheckoutSessionInput, error) {
+	var it model.CreateCheckoutSessionInput
 	if obj == nil {
 		return it, nil
 	}
@@ -5543,13 +6238,20 @@ func (ec *executionContext) unmarshalInputCheckoutSessionInput(ctx context.Conte
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"eventId", "eventdateId", "items", "customer", "successUrl", "cancelUrl", "metadata"}
+	fieldsInOrder := [...]string{"idempotencyKey", "eventId", "eventdateId", "items", "customer", "successUrl", "cancelUrl", "metadata"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		case "eventId":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eventId"))
 			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
@@ -5671,41 +6373,129 @@ func (ec *executionContext) _CheckoutSession(ctx context.Context, sel ast.Select
 		case "orderReference":
 			out.Values[i] = ec._CheckoutSession_orderReference(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "checkoutUrl":
 			out.Values[i] = ec._CheckoutSession_checkoutUrl(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "expiresAt":
 			out.Values[i] = ec._CheckoutSession_expiresAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._CheckoutSession_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "environment":
 			out.Values[i] = ec._CheckoutSession_environment(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "requiresPayment":
 			out.Values[i] = ec._CheckoutSession_requiresPayment(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "totalAmount":
 			out.Values[i] = ec._CheckoutSession_totalAmount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "totalMoney":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CheckoutSession_totalMoney(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Values[i] = innerFunc(ctx, out)
 		case "paymentReference":
 			out.Values[i] = ec._CheckoutSession_paymentReference(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var createCheckoutSessionPayloadImplementors = []string{"CreateCheckoutSessionPayload"}
+
+func (ec *executionContext) _CreateCheckoutSessionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateCheckoutSessionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createCheckoutSessionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateCheckoutSessionPayload")
+		case "checkoutSession":
+			out.Values[i] = ec._CreateCheckoutSessionPayload_checkoutSession(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "replayed":
+			out.Values[i] = ec._CreateCheckoutSessionPayload_replayed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._CreateCheckoutSessionPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -6165,6 +6955,51 @@ func (ec *executionContext) _EventPage(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var moneyImplementors = []string{"Money"}
+
+func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *model.Money) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, moneyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Money")
+		case "amount":
+			out.Values[i] = ec._Money_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._Money_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -6189,7 +7024,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createCheckoutSession(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -6290,10 +7125,10 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
-var pageInfoImplementors = []string{"PageInfo"}
+var pageNumbersImplementors = []string{"PageNumbers"}
 
-func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
+func (ec *executionContext) _PageNumbers(ctx context.Context, sel ast.SelectionSet, obj *model.PageNumbers) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pageNumbersImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -6301,34 +7136,34 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("PageInfo")
+			out.Values[i] = graphql.MarshalString("PageNumbers")
 		case "page":
-			out.Values[i] = ec._PageInfo_page(ctx, field, obj)
+			out.Values[i] = ec._PageNumbers_page(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "perPage":
-			out.Values[i] = ec._PageInfo_perPage(ctx, field, obj)
+			out.Values[i] = ec._PageNumbers_perPage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "total":
-			out.Values[i] = ec._PageInfo_total(ctx, field, obj)
+			out.Values[i] = ec._PageNumbers_total(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "totalPages":
-			out.Values[i] = ec._PageInfo_totalPages(ctx, field, obj)
+			out.Values[i] = ec._PageNumbers_totalPages(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "hasNext":
-			out.Values[i] = ec._PageInfo_hasNext(ctx, field, obj)
+			out.Values[i] = ec._PageNumbers_hasNext(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "hasPrev":
-			out.Values[i] = ec._PageInfo_hasPrev(ctx, field, obj)
+			out.Values[i] = ec._PageNumbers_hasPrev(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -6597,8 +7432,18 @@ func (ec *executionContext) _Ticket(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "priceMoney":
+			out.Values[i] = ec._Ticket_priceMoney(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "promotionalprice":
 			out.Values[i] = ec._Ticket_promotionalprice(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "promotionalPriceMoney":
+			out.Values[i] = ec._Ticket_promotionalPriceMoney(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -6657,6 +7502,11 @@ func (ec *executionContext) _Ticket(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "effectivePriceMoney":
+			out.Values[i] = ec._Ticket_effectivePriceMoney(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "requiresPayment":
 			out.Values[i] = ec._Ticket_requiresPayment(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -6664,6 +7514,56 @@ func (ec *executionContext) _Ticket(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "timezone":
 			out.Values[i] = ec._Ticket_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var userErrorImplementors = []string{"UserError"}
+
+func (ec *executionContext) _UserError(ctx context.Context, sel ast.SelectionSet, obj *model.UserError) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, userErrorImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UserError")
+		case "code":
+			out.Values[i] = ec._UserError_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "field":
+			out.Values[i] = ec._UserError_field(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._UserError_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7190,19 +8090,57 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
-func (ec *executionContext) marshalNCheckoutSession2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐSession(ctx context.Context, sel ast.SelectionSet, v *checkout.Session) graphql.Marshaler {
-	if v == nil {
+func (ec *executionContext) unmarshalNCheckoutSessionStatus2string(ctx context.Context, v any) (string, error) {
+	res, err := model.UnmarshalCheckoutSessionStatus(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCheckoutSessionStatus2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalCheckoutSessionStatus(v)
+	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
-		return graphql.Null
 	}
-	return ec._CheckoutSession(ctx, sel, v)
+	return res
 }
 
-func (ec *executionContext) unmarshalNCheckoutSessionInput2githubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐInput(ctx context.Context, v any) (checkout.Input, error) {
-	res, err := ec.unmarshalInputCheckoutSessionInput(ctx, v)
+func (ec *executionContext) unmarshalNCreateCheckoutSessionInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCreateCheckoutSessionInput(ctx context.Context, v any) (model.CreateCheckoutSessionInput, error) {
+	res, err := ec.unmarshalInputCreateCheckoutSessionInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNDateTime2string(ctx context.Context, v any) (string, error) {
+	res, err := model.UnmarshalDateTime(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDateTime2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalDateTime(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNEnvironment2string(ctx context.Context, v any) (string, error) {
+	res, err := model.UnmarshalEnvironment(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNEnvironment2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalEnvironment(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) marshalNEvent2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Event) graphql.Marshaler {
@@ -7283,14 +8221,40 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 	return res
 }
 
-func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+func (ec *executionContext) marshalNMoney2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐMoney(ctx context.Context, sel ast.SelectionSet, v *model.Money) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 		return graphql.Null
 	}
-	return ec._PageInfo(ctx, sel, v)
+	return ec._Money(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNOrderStatus2string(ctx context.Context, v any) (string, error) {
+	res, err := model.UnmarshalOrderStatus(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOrderStatus2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalOrderStatus(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNPageNumbers2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐPageNumbers(ctx context.Context, sel ast.SelectionSet, v *model.PageNumbers) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PageNumbers(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNPricingSummary2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐPricingSummary(ctx context.Context, sel ast.SelectionSet, v *model.PricingSummary) graphql.Marshaler {
@@ -7343,6 +8307,32 @@ func (ec *executionContext) marshalNTicket2ᚖgithubᚗcomᚋboxofficeᚋboxoffi
 		return graphql.Null
 	}
 	return ec._Ticket(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNUserError2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐUserErrorᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNUserError2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐUserError(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNUserError2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐUserError(ctx context.Context, sel ast.SelectionSet, v *model.UserError) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UserError(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -7540,12 +8530,44 @@ func (ec *executionContext) unmarshalOCheckoutItemInput2ᚖgithubᚗcomᚋboxoff
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOCheckoutSession2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐSession(ctx context.Context, sel ast.SelectionSet, v *checkout.Session) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CheckoutSession(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOCreateCheckoutSessionPayload2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCreateCheckoutSessionPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateCheckoutSessionPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CreateCheckoutSessionPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOCustomerInput2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐCustomer(ctx context.Context, v any) (*checkout.Customer, error) {
 	if v == nil {
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputCustomerInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalODateTime2ᚖstring(ctx context.Context, v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := model.UnmarshalDateTime(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalODateTime2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := model.MarshalDateTime(*v)
+	return res
 }
 
 func (ec *executionContext) marshalOEvent2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEvent(ctx context.Context, sel ast.SelectionSet, v *model.Event) graphql.Marshaler {
@@ -7616,11 +8638,53 @@ func (ec *executionContext) marshalOMap2interface(ctx context.Context, sel ast.S
 	return res
 }
 
+func (ec *executionContext) marshalOMoney2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐMoney(ctx context.Context, sel ast.SelectionSet, v *model.Money) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Money(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐOrderView(ctx context.Context, sel ast.SelectionSet, v *checkout.OrderView) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Order(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOString2ᚖstring(ctx context.Context, v any) (*string, error) {
@@ -7743,9 +8807,13 @@ func (ec *executionContext) marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgen�
 // Errors of scalar field contexts, made once (graph/sequential).
 var (
 	errNoChildren0 = errors.New("field of type String does not have child fields")
-	errNoChildren1 = errors.New("field of type Boolean does not have child fields")
-	errNoChildren2 = errors.New("field of type Int does not have child fields")
-	errNoChildren3 = errors.New("field of type Float does not have child fields")
-	errNoChildren4 = errors.New("field of type __DirectiveLocation does not have child fields")
-	errNoChildren5 = errors.New("field of type __TypeKind does not have child fields")
+	errNoChildren1 = errors.New("field of type DateTime does not have child fields")
+	errNoChildren2 = errors.New("field of type CheckoutSessionStatus does not have child fields")
+	errNoChildren3 = errors.New("field of type Environment does not have child fields")
+	errNoChildren4 = errors.New("field of type Boolean does not have child fields")
+	errNoChildren5 = errors.New("field of type Int does not have child fields")
+	errNoChildren6 = errors.New("field of type Float does not have child fields")
+	errNoChildren7 = errors.New("field of type OrderStatus does not have child fields")
+	errNoChildren8 = errors.New("field of type __DirectiveLocation does not have child fields")
+	errNoChildren9 = errors.New("field of type __TypeKind does not have child fields")
 )

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -25,16 +24,14 @@ import (
 // caches, in bytes.
 const QueryCacheBytes = 16 << 20
 
-// NewHandler returns the /graphql HTTP handler over the resolvers: POST and
-// GET transports, a parsed-query cache, introspection on, depth and
-// complexity limits, automatic persisted queries, errors shaped by Present
+// NewHandler returns the /graphql HTTP handler over the resolvers: GraphQL
+// over HTTP (httpTransport: POST, GET for queries; OPTIONS), a parsed-query
+// cache, introspection on, depth and complexity limits, automatic persisted queries, errors shaped by Present
 // and panics turned into internal_error, plus any further extensions.
 func NewHandler(root ResolverRoot, log *slog.Logger, limits DocumentLimits, exts ...graphql.HandlerExtension) http.Handler {
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: root, Complexity: complexity()}))
-	// Before Options, which would answer HEAD 405.
-	srv.AddTransport(getOrHead{})
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(httpTransport{log: log})
 	// A parsed document is charged 40 times its text: TestParsedQueryCost
 	// measures about 20 times for a nested query, so this errs on the safe side.
 	srv.SetQueryCache(newBoundedCache(QueryCacheBytes, func(q string, _ *ast.QueryDocument) int { return 40 * len(q) }))
@@ -62,11 +59,17 @@ func NewHandler(root ResolverRoot, log *slog.Logger, limits DocumentLimits, exts
 }
 
 // Present shapes every GraphQL error: extensions.code is the REST error code
-// and extensions.status the HTTP status REST would answer. Query syntax and
-// validation errors are validation_failed; anything unexpected is logged and
-// reads as internal_error.
+// (details and retryAfter where it has them). Query syntax and validation
+// errors are validation_failed; a persisted-query miss keeps gqlgen's
+// PERSISTED_QUERY_NOT_FOUND, which Apollo clients match on; anything
+// unexpected is logged and reads as internal_error. extensions.status is
+// the transport's to set (httpTransport, WriteError): it is the status
+// actually sent, which an error resolved inside a 200 answer does not have.
 func Present(ctx context.Context, err error, log *slog.Logger) *gqlerror.Error {
 	gqlErr := graphql.DefaultErrorPresenter(ctx, err)
+	if code, _ := gqlErr.Extensions["code"].(string); code == persistedQueryMissing && gqlErr.Err == nil {
+		return gqlErr
+	}
 	var ae *apperr.Error
 	switch {
 	case errors.As(err, &ae):
@@ -110,38 +113,22 @@ func clip(msg string) string {
 // that is not a JSON GraphQL request.
 const undecodable = "json request body could not be decoded"
 
-// getOrHead is gqlgen's GET transport, answering HEAD as it answers GET
-// (net/http sends no body for HEAD).
-type getOrHead struct{ transport.GET }
-
-func (t getOrHead) Supports(r *http.Request) bool {
-	if r.Method != http.MethodHead {
-		return t.GET.Supports(r)
-	}
-	get := *r
-	get.Method = http.MethodGet
-	return t.GET.Supports(&get)
-}
-
 // WriteError answers a GraphQL request that was refused before execution
-// (authentication, limits) with a GraphQL-shaped body and err's HTTP status.
-func WriteError(w http.ResponseWriter, err error) {
+// (authentication, limits, an unreadable body) with err's HTTP status, as
+// extensions.status too, and Retry-After when err has one; the body is
+// errors without data, in the media type the client accepts.
+func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	ae := apperr.From(err)
-	ext := extensions(ae)
 	if ae.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(ae.Status())
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"errors": []map[string]any{{"message": ae.Message, "extensions": ext}},
-		"data":   nil,
-	})
+	writeRequestErrors(w, responseType(r.Header.Get("Accept")), ae.Status(),
+		gqlerror.List{{Message: ae.Message, Extensions: extensions(ae)}})
 }
 
 // extensions are the fields every GraphQL error carries.
 func extensions(ae *apperr.Error) map[string]any {
-	ext := map[string]any{"code": string(ae.Code), "status": ae.Status()}
+	ext := map[string]any{"code": string(ae.Code)}
 	if len(ae.Details) > 0 {
 		ext["details"] = ae.Details
 	}

@@ -74,19 +74,22 @@ func loadAssets() map[string]*asset {
 	return m
 }
 
+// KeyStorage is the localStorage item where the page keeps the pasted API
+// key, in the browser only.
+const KeyStorage = "boxoffice.apiKey"
+
 // The defaults GraphiQL starts with when the browser has nothing stored.
 const (
-	// An empty key, not placeholder text: until a key is pasted the API
-	// answers missing_api_key, which says what to do.
-	defaultHeaders = "{\n  \"X-API-Key\": \"\"\n}"
-	defaultQuery   = `# Paste your test key (printed by ` + "`make run`" + `) into the Headers tab below.
+	defaultQuery = `# Paste your test key (printed by ` + "`make run`" + `) into the API key field above;
+# this browser keeps it. Press the play button to run the query, and open
+# the book icon for the schema's documentation.
 query Catalog {
   events(perPage: 5) {
     pageInfo { total page totalPages }
     nodes {
       id name nextStartdateDisplay
       pricing { hasFreeTickets hasPaidTickets isEntirelyFree }
-      dates { id startdateDisplay venue { name city } tickets { name effectivePrice currency quantityAvailable } }
+      dates { id startdateDisplay venue { name city } tickets { name effectivePriceMoney { amount currency } quantityAvailable } }
     }
   }
 }
@@ -96,13 +99,14 @@ query Catalog {
 // pageData is what pageTemplate renders. html/template escapes each value
 // for where it lands: text, URL attribute or JavaScript string.
 type pageData struct {
-	Endpoint       string
-	DefaultQuery   string
-	DefaultHeaders string
-	GraphiQLCSS    string
-	GraphiQLJS     string
-	ReactJS        string
-	ReactDOMJS     string
+	Endpoint        string
+	SubscriptionURL string
+	KeyStorage      string
+	DefaultQuery    string
+	GraphiQLCSS     string
+	GraphiQLJS      string
+	ReactJS         string
+	ReactDOMJS      string
 }
 
 var pageTemplate = template.Must(template.New("playground").Parse(`<!DOCTYPE html>
@@ -118,28 +122,56 @@ var pageTemplate = template.Must(template.New("playground").Parse(`<!DOCTYPE htm
   html, body { height: 100%; margin: 0; }
   body { display: flex; flex-direction: column; overflow: hidden; }
   .bo-header {
-    flex: none; display: flex; align-items: baseline; gap: 0.75rem;
+    flex: none; display: flex; flex-wrap: wrap; align-items: center; gap: 0.35rem 0.75rem;
     padding: 0.45rem 1rem; font: 13px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
     color: hsl(219, 28%, 32%); background: hsl(219, 28%, 97%);
     border-bottom: 1px solid hsla(219, 28%, 32%, 0.12);
   }
   .bo-header strong { font-weight: 600; color: hsl(219, 28%, 18%); }
   .bo-header code { font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
-  .bo-header .bo-hint { margin-left: auto; opacity: 0.75; }
+  .bo-key { display: flex; align-items: center; gap: 0.4rem; flex: 1 1 16rem; min-width: 0; max-width: 28rem; }
+  .bo-key input {
+    flex: 1; min-width: 0; padding: 0.25rem 0.45rem; font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
+    color: inherit; background: hsl(0, 0%, 100%); border: 1px solid hsla(219, 28%, 32%, 0.3); border-radius: 4px;
+  }
+  .bo-key-state { white-space: nowrap; opacity: 0.75; }
+  .bo-hint { opacity: 0.75; }
   @media (prefers-color-scheme: dark) {
     body:not(.graphiql-light) .bo-header { color: hsl(219, 29%, 78%); background: hsl(219, 29%, 14%); border-bottom-color: hsla(219, 29%, 78%, 0.12); }
     body:not(.graphiql-light) .bo-header strong { color: hsl(219, 29%, 92%); }
+    body:not(.graphiql-light) .bo-key input { background: hsl(219, 29%, 18%); }
   }
   body.graphiql-dark .bo-header { color: hsl(219, 29%, 78%); background: hsl(219, 29%, 14%); border-bottom-color: hsla(219, 29%, 78%, 0.12); }
   body.graphiql-dark .bo-header strong { color: hsl(219, 29%, 92%); }
+  body.graphiql-dark .bo-key input { background: hsl(219, 29%, 18%); }
   #graphiql { flex: 1; min-height: 0; }
+  /* Phones: GraphiQL lays its panes side by side at any width; stack them. */
+  @media (max-width: 640px) {
+    .bo-endpoint, .bo-hint { display: none; }
+    .bo-header { padding: 0.4rem 0.6rem; }
+    .bo-key { flex-basis: 100%; max-width: none; }
+    #graphiql .graphiql-container .graphiql-sidebar { padding: 4px; }
+    #graphiql .graphiql-container .graphiql-main { flex-direction: column; min-width: 0; }
+    #graphiql .graphiql-container .graphiql-main > .graphiql-plugin { flex: 1 1 0 !important; min-height: 0; max-width: none; border-right: 0; }
+    #graphiql .graphiql-container .graphiql-main > .graphiql-horizontal-drag-bar { display: none; }
+    #graphiql .graphiql-container .graphiql-plugin:not([style*="display: none"]) ~ .graphiql-sessions { display: none; }
+    #graphiql .graphiql-container .graphiql-sessions { margin: 0; border-radius: 0; min-width: 0; }
+    #graphiql .graphiql-container .graphiql-session { flex-direction: column; }
+    #graphiql .graphiql-container .graphiql-session .graphiql-horizontal-drag-bar { display: none; }
+    #graphiql .graphiql-container .graphiql-editors, #graphiql .graphiql-container .graphiql-response { flex: 1 1 0 !important; min-height: 0; }
+    #graphiql .graphiql-container .graphiql-editors { border-radius: 0; }
+  }
 </style>
 </head>
 <body>
 <header class="bo-header">
   <strong>Boxoffice GraphQL playground</strong>
-  <span>endpoint <code>{{.Endpoint}}</code></span>
-  <span class="bo-hint">Paste your <code>svc_test_</code> key into Headers as <code>X-API-Key</code>, then press ↻ (bottom left) to load docs and autocomplete. The key stays in this browser only.</span>
+  <span class="bo-endpoint">endpoint <code>{{.Endpoint}}</code></span>
+  <label class="bo-key">API key
+    <input id="bo-key" type="password" autocomplete="off" spellcheck="false" placeholder="svc_test_…" aria-describedby="bo-key-state">
+    <span id="bo-key-state" class="bo-key-state" aria-live="polite"></span>
+  </label>
+  <span class="bo-hint">Sent as <code>X-API-Key</code> with every request, docs included; kept in this browser (localStorage) only. Use a <code>svc_test_</code> key.</span>
 </header>
 <div id="graphiql">Loading the playground…</div>
 <script src="{{.ReactJS}}"></script>
@@ -147,16 +179,70 @@ var pageTemplate = template.Must(template.New("playground").Parse(`<!DOCTYPE htm
 <script src="{{.GraphiQLJS}}"></script>
 <script>
   (function () {
-    var fetcher = GraphiQL.createFetcher({ url: {{.Endpoint}} });
+    var endpoint = {{.Endpoint}};
+    var subscriptionUrl = {{.SubscriptionURL}};
+    var storageItem = {{.KeyStorage}};
+    var input = document.getElementById("bo-key");
+    var state = document.getElementById("bo-key-state");
+
+    function load() { try { return localStorage.getItem(storageItem) || ""; } catch (e) { return ""; } }
+    function save(key) {
+      try {
+        if (key) { localStorage.setItem(storageItem, key); } else { localStorage.removeItem(storageItem); }
+        return true;
+      } catch (e) { return false; }
+    }
+
+    // fetcherFor adds the key to every request GraphiQL makes (queries and
+    // the introspection behind the docs), unless the Headers tab sets a
+    // non-empty X-API-Key of its own. subscriptionUrl, when the server
+    // offers one, carries the key in the WebSocket's connection_init.
+    function fetcherFor(key) {
+      var opts = { url: endpoint };
+      if (subscriptionUrl) {
+        opts.subscriptionUrl = subscriptionUrl;
+        opts.wsConnectionParams = key ? { "X-API-Key": key } : {};
+      }
+      var base = GraphiQL.createFetcher(opts);
+      return function (params, fetchOpts) {
+        var headers = {}, own = false, given = (fetchOpts && fetchOpts.headers) || {};
+        Object.keys(given).forEach(function (h) {
+          if (h.toLowerCase() !== "x-api-key") { headers[h] = given[h]; } else if (given[h]) { headers[h] = given[h]; own = true; }
+        });
+        if (key && !own) { headers["X-API-Key"] = key; }
+        return base(params, Object.assign({}, fetchOpts, { headers: headers }));
+      };
+    }
+
     var root = ReactDOM.createRoot(document.getElementById("graphiql"));
-    root.render(React.createElement(GraphiQL, {
-      fetcher: fetcher,
-      defaultQuery: {{.DefaultQuery}},
-      defaultHeaders: {{.DefaultHeaders}},
-      isHeadersEditorEnabled: true,
-      shouldPersistHeaders: true,
-      defaultEditorToolsVisibility: "headers"
-    }));
+    function render(key) {
+      // A new fetcher makes GraphiQL fetch the schema again, with the
+      // key: the docs load without a manual refresh.
+      root.render(React.createElement(GraphiQL, {
+        fetcher: fetcherFor(key),
+        schemaDescription: true,
+        defaultQuery: {{.DefaultQuery}},
+        isHeadersEditorEnabled: true,
+        shouldPersistHeaders: true
+      }));
+    }
+
+    var current = load();
+    input.value = current;
+    state.textContent = current ? "saved" : "";
+    var timer;
+    function apply() {
+      clearTimeout(timer);
+      var key = input.value.trim();
+      if (key === current) { return; }
+      current = key;
+      state.textContent = !key ? "" : save(key) ? "saved" : "not saved (storage blocked)";
+      if (!key) { save(""); }
+      render(key);
+    }
+    input.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(apply, 400); });
+    input.addEventListener("change", apply);
+    render(current);
   })();
 </script>
 </body>
@@ -179,7 +265,14 @@ var pageTemplate = template.Must(template.New("playground").Parse(`<!DOCTYPE htm
 // be mounted at the GraphQL endpoint's own path for GET requests and at
 // assetPrefix. Both answer GET and HEAD; other methods get 405 with
 // Allow: GET, HEAD.
-func Handler(endpoint, assetPrefix string) http.Handler {
+//
+// Options add to the page; WithSubscriptions is the hook for GraphQL
+// subscriptions.
+func Handler(endpoint, assetPrefix string, opts ...Option) http.Handler {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if !strings.HasPrefix(assetPrefix, "/") {
 		panic("playground: assetPrefix must begin with /: " + strconv.Quote(assetPrefix))
 	}
@@ -191,17 +284,32 @@ func Handler(endpoint, assetPrefix string) http.Handler {
 	}
 	var buf bytes.Buffer
 	if err := pageTemplate.Execute(&buf, pageData{
-		Endpoint:       endpoint,
-		DefaultQuery:   defaultQuery,
-		DefaultHeaders: defaultHeaders,
-		GraphiQLCSS:    assetURL(graphiqlCSS),
-		GraphiQLJS:     assetURL(graphiqlJS),
-		ReactJS:        assetURL(reactJS),
-		ReactDOMJS:     assetURL(reactDOMJS),
+		Endpoint:        endpoint,
+		SubscriptionURL: o.subscriptionURL,
+		KeyStorage:      KeyStorage,
+		DefaultQuery:    defaultQuery,
+		GraphiQLCSS:     assetURL(graphiqlCSS),
+		GraphiQLJS:      assetURL(graphiqlJS),
+		ReactJS:         assetURL(reactJS),
+		ReactDOMJS:      assetURL(reactDOMJS),
 	}); err != nil {
 		panic("playground: rendering page: " + err.Error())
 	}
 	return &handler{page: buf.Bytes(), assetPrefix: assetPrefix}
+}
+
+// Option configures the page.
+type Option func(*options)
+
+type options struct {
+	subscriptionURL string
+}
+
+// WithSubscriptions makes the page run subscriptions over the WebSocket at
+// url (graphql-transport-ws, ws:// or wss://, or a path the browser
+// resolves), sending the pasted key as X-API-Key in connection_init.
+func WithSubscriptions(url string) Option {
+	return func(o *options) { o.subscriptionURL = url }
 }
 
 type handler struct {

@@ -41,12 +41,15 @@ func TestPage(t *testing.T) {
 		"<title>Boxoffice GraphQL playground</title>",
 		"<code>" + testEndpoint + "</code>",
 		"X-API-Key",
-		`\"X-API-Key\": \"\"`,
+		`<input id="bo-key" type="password"`,
+		`localStorage.getItem(storageItem)`,
+		`var storageItem = "boxoffice.apiKey"`,
+		`var subscriptionUrl = ""`,
 		"query Catalog",
 		"GraphiQL.createFetcher",
 		"isHeadersEditorEnabled: true",
 		"shouldPersistHeaders: true",
-		`defaultEditorToolsVisibility: "headers"`,
+		"@media (max-width: 640px)",
 		`<link rel="stylesheet" href="` + testPrefix + "graphiql.min.css?v=",
 		`<script src="` + testPrefix + "react.production.min.js?v=",
 		`<script src="` + testPrefix + "react-dom.production.min.js?v=",
@@ -66,6 +69,16 @@ func TestPage(t *testing.T) {
 	}
 	if got := rec.Header().Get("Content-Length"); got != strconv.Itoa(rec.Body.Len()) {
 		t.Errorf("Content-Length = %q, body is %d bytes", got, rec.Body.Len())
+	}
+}
+
+// TestPageSubscriptions: the subscription hook reaches the page's fetcher.
+func TestPageSubscriptions(t *testing.T) {
+	body := serve(t, Handler(testEndpoint, testPrefix, WithSubscriptions("/graphql/ws")), http.MethodGet, "/graphql", nil).Body.String()
+	for _, want := range []string{`var subscriptionUrl = "/graphql/ws"`, "opts.wsConnectionParams"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
 	}
 }
 

@@ -97,7 +97,7 @@ func (r *Resolver) eventsPage(ctx context.Context, p catalog.ListParams) (*model
 	}
 	return &model.EventPage{
 		Nodes: nodes,
-		PageInfo: &model.PageInfo{
+		PageInfo: &model.PageNumbers{
 			Page: page.Page, PerPage: page.PerPage, Total: page.Total, TotalPages: page.TotalPages,
 			HasNext: page.HasNext(), HasPrev: page.HasPrev(),
 		},

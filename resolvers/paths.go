@@ -26,18 +26,25 @@ func graphQLPaths(err error, arg string) error {
 }
 
 func graphQLPath(path, arg string) string {
+	return strings.Join(graphQLField(path, arg), ".")
+}
+
+// graphQLField is a REST field path as the list of GraphQL names from the
+// argument arg down: items.0.ticket_id → [input items 0 ticketId]. What
+// follows "metadata" is one of the client's keys, kept whole and as sent.
+func graphQLField(path, arg string) []string {
+	var out []string
+	if arg != "" {
+		out = append(out, arg)
+	}
 	segs := strings.Split(path, ".")
 	for i, s := range segs {
-		segs[i] = camel(s)
-		if s == "metadata" {
-			break // what follows is a client's metadata key
+		out = append(out, camel(s))
+		if s == "metadata" && i+1 < len(segs) {
+			return append(out, strings.Join(segs[i+1:], "."))
 		}
 	}
-	p := strings.Join(segs, ".")
-	if arg != "" {
-		p = arg + "." + p
-	}
-	return p
+	return out
 }
 
 // camel turns snake_case into camelCase.

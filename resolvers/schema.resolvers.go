@@ -8,7 +8,15 @@ import (
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/graph/model"
+	"github.com/boxoffice/boxoffice/idempotency"
 )
+
+func (r *checkoutSessionResolver) TotalMoney(ctx context.Context, obj *checkout.Session) (*model.Money, error) {
+	if obj.TotalAmount == nil {
+		return nil, nil
+	}
+	return &model.Money{Amount: *obj.TotalAmount, Currency: obj.Currency}, nil
+}
 
 func (r *eventResolver) Dates(ctx context.Context, obj *model.Event, includePast *bool) ([]*model.EventDate, error) {
 	return r.Resolver.Dates(ctx, obj, deref(includePast))
@@ -22,9 +30,10 @@ func (r *eventDateResolver) Tickets(ctx context.Context, obj *model.EventDate) (
 	return r.Resolver.Tickets(ctx, obj)
 }
 
-func (r *mutationResolver) CreateCheckoutSession(ctx context.Context, input checkout.Input, idempotencyKey *string) (*checkout.Session, error) {
-	s, err := r.Resolver.CreateCheckoutSession(ctx, deref(idempotencyKey), checkout.Given(&input))
-	return s, graphQLPaths(err, "input")
+func (r *mutationResolver) CreateCheckoutSession(ctx context.Context, input model.CreateCheckoutSessionInput) (*model.CreateCheckoutSessionPayload, error) {
+	ctx, report := idempotency.WithReport(ctx)
+	s, err := r.Resolver.CreateCheckoutSession(ctx, input.IdempotencyKey, checkout.Given(&input.Input))
+	return checkoutPayload(s, report.Replayed, err)
 }
 
 func (r *queryResolver) Events(ctx context.Context, page *int, perPage *int, q *string, includePast *bool) (*model.EventPage, error) {
@@ -64,6 +73,10 @@ func (r *queryResolver) Order(ctx context.Context, reference string) (*checkout.
 	return r.Resolver.Order(ctx, reference)
 }
 
+func (r *Resolver) CheckoutSession() graph.CheckoutSessionResolver {
+	return &checkoutSessionResolver{r}
+}
+
 func (r *Resolver) Event() graph.EventResolver { return &eventResolver{r} }
 
 func (r *Resolver) EventDate() graph.EventDateResolver { return &eventDateResolver{r} }
@@ -73,8 +86,9 @@ func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 
 type (
-	eventResolver     struct{ *Resolver }
-	eventDateResolver struct{ *Resolver }
-	mutationResolver  struct{ *Resolver }
-	queryResolver     struct{ *Resolver }
+	checkoutSessionResolver struct{ *Resolver }
+	eventResolver           struct{ *Resolver }
+	eventDateResolver       struct{ *Resolver }
+	mutationResolver        struct{ *Resolver }
+	queryResolver           struct{ *Resolver }
 )

@@ -187,9 +187,9 @@ func TestGraphQLResponseCache(t *testing.T) {
 			require.Nil(t, res.Body["errors"], "%s", res.Raw)
 			return res.Body["data"].(map[string]any)["order"].(map[string]any)["status"].(string)
 		}
-		require.Equal(t, "pending", status())
+		require.Equal(t, "PENDING", status())
 		require.Equal(t, http.StatusSeeOther, tb.submitOutcome(t, sess["checkout_url"].(string), "paid").StatusCode)
-		require.Equal(t, "paid", status())
+		require.Equal(t, "PAID", status())
 
 		// Errors are not kept.
 		missing := `{ event(id: 987654) { name } }`

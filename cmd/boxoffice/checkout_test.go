@@ -339,22 +339,39 @@ func TestCheckout(t *testing.T) {
 			require.Equal(t, "order_not_found", res.errorCode(), "another app's order is not found")
 		})
 		t.Run("GraphQLMutation", func(t *testing.T) {
-			q := `mutation($in: CheckoutSessionInput!, $key: String) { createCheckoutSession(input: $in, idempotencyKey: $key) {
-				orderReference checkoutUrl status environment requiresPayment totalAmount } }`
+			q := `mutation($in: CreateCheckoutSessionInput!) { createCheckoutSession(input: $in) {
+				checkoutSession { orderReference checkoutUrl status environment requiresPayment totalAmount totalMoney { amount currency } expiresAt }
+				replayed userErrors { code field message } } }`
+			key := newIdemKey()
 			in := map[string]any{
-				"eventId": ids.Events["DEMO-HIGHLIFE"], "eventdateId": ids.EventDates["DEMO-HIGHLIFE-1"],
+				"idempotencyKey": key,
+				"eventId":        ids.Events["DEMO-HIGHLIFE"], "eventdateId": ids.EventDates["DEMO-HIGHLIFE-1"],
 				"items":      []any{map[string]any{"ticketId": ids.Tickets["DEMO-HIGHLIFE-VIP"], "quantity": 2}},
 				"customer":   map[string]any{"name": "Kwame", "email": "kwame@example.com", "phone": "+233201234567"},
 				"successUrl": "https://partner.example/ok", "cancelUrl": "https://partner.example/no",
 			}
-			key := newIdemKey()
-			res := tb.graphql(t, tb.testKey, q, map[string]any{"in": in, "key": key})
-			require.Nil(t, res.Body["errors"], "%s", res.Raw)
-			sess := res.Body["data"].(map[string]any)["createCheckoutSession"].(map[string]any)
+			payload := func(res *response) map[string]any {
+				t.Helper()
+				require.Equal(t, http.StatusOK, res.Status, "%s", res.Raw)
+				require.Nil(t, res.Body["errors"], "%s", res.Raw)
+				return res.Body["data"].(map[string]any)["createCheckoutSession"].(map[string]any)
+			}
+			first := payload(tb.graphql(t, tb.testKey, q, map[string]any{"in": in}))
+			require.Equal(t, false, first["replayed"])
+			require.Equal(t, []any{}, first["userErrors"])
+			sess := first["checkoutSession"].(map[string]any)
 			require.Equal(t, "900.00", sess["totalAmount"])
-			require.Equal(t, "pending", sess["status"])
+			require.Equal(t, map[string]any{"amount": "900.00", "currency": "GHS"}, sess["totalMoney"])
+			require.Equal(t, "PENDING", sess["status"])
+			require.Equal(t, "TEST", sess["environment"])
+			require.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`, sess["expiresAt"])
 
-			// The same key and body over REST replays the GraphQL answer.
+			again := payload(tb.graphql(t, tb.testKey, q, map[string]any{"in": in}))
+			require.Equal(t, true, again["replayed"], "the same key and input replay")
+			require.Equal(t, sess, again["checkoutSession"], "the replay shows the same session, its currency too")
+
+			// The same key and body over REST replays the GraphQL answer, in
+			// the contract's lower case.
 			rest := tb.checkout(t, tb.testKey, key, map[string]any{
 				"event_id": ids.Events["DEMO-HIGHLIFE"], "eventdate_id": ids.EventDates["DEMO-HIGHLIFE-1"],
 				"items":       []any{map[string]any{"ticket_id": ids.Tickets["DEMO-HIGHLIFE-VIP"], "quantity": 2}},
@@ -363,24 +380,23 @@ func TestCheckout(t *testing.T) {
 			})
 			require.Equal(t, 201, rest.Status, "%s", rest.Raw)
 			require.Equal(t, sess["orderReference"], rest.data()["order_reference"])
+			require.Equal(t, "pending", rest.data()["status"])
+			require.Equal(t, "test", rest.data()["environment"])
 			require.Equal(t, "true", rest.Header.Get("Idempotent-Replayed"))
 
-			res = tb.graphql(t, tb.testKey, q, map[string]any{"in": in})
-			ext := res.gqlErrorExt(t)
-			require.Equal(t, "missing_idempotency_key", ext["code"])
-			require.Equal(t, 400.0, ext["status"])
-
 			bad := with(in, "items.0.quantity", 0)
-			res = tb.graphql(t, tb.testKey, q, map[string]any{"in": bad, "key": newIdemKey()})
-			ext = res.gqlErrorExt(t)
-			require.Equal(t, "validation_failed", ext["code"])
-			require.Equal(t, map[string]any{"input.items.0.quantity": []any{"must be between 1 and 50"}}, ext["details"],
-				"GraphQL names the field by the input's own path")
+			bad["idempotencyKey"] = newIdemKey()
+			refused := payload(tb.graphql(t, tb.testKey, q, map[string]any{"in": bad}))
+			require.Nil(t, refused["checkoutSession"])
+			require.Equal(t, []any{map[string]any{"code": "validation_failed", "field": []any{"input", "items", "0", "quantity"},
+				"message": "must be between 1 and 50"}}, refused["userErrors"], "GraphQL names the field by the input's own path")
 
-			order := tb.graphql(t, tb.testKey, `query($r: String!) { order(reference: $r) { reference status statusCode environment } }`,
+			order := tb.graphql(t, tb.testKey, `query($r: String!) { order(reference: $r) { reference status statusCode environment createdAt } }`,
 				map[string]any{"r": sess["orderReference"]})
-			require.Equal(t, map[string]any{"reference": sess["orderReference"], "status": "pending", "statusCode": 1.0, "environment": "test"},
-				order.Body["data"].(map[string]any)["order"])
+			o := order.Body["data"].(map[string]any)["order"].(map[string]any)
+			require.Regexp(t, `Z$`, o["createdAt"])
+			delete(o, "createdAt")
+			require.Equal(t, map[string]any{"reference": sess["orderReference"], "status": "PENDING", "statusCode": 1.0, "environment": "TEST"}, o)
 		})
 	})
 }

@@ -68,22 +68,16 @@ func TestRateLimits(t *testing.T) {
 		t.Parallel()
 		tb := setup(t, storetest.MustOpen(t, "sqlite"), limits(100, 100, 100, 2))
 		require.Equal(t, 201, tb.checkout(t, tb.testKey, newIdemKey(), tb.highlife(1)).Status)
-		q := `mutation($in: CheckoutSessionInput!, $key: String) { createCheckoutSession(input: $in, idempotencyKey: $key) { status } }`
-		ids := tb.demo.Catalog
-		in := map[string]any{
-			"eventId": ids.Events["DEMO-HIGHLIFE"], "eventdateId": ids.EventDates["DEMO-HIGHLIFE-1"],
-			"items":      []any{map[string]any{"ticketId": ids.Tickets["DEMO-HIGHLIFE-REG"], "quantity": 1}},
-			"customer":   map[string]any{"name": "Kwame", "email": "kwame@example.com", "phone": "+233201234567"},
-			"successUrl": "https://partner.example/ok", "cancelUrl": "https://partner.example/no",
-		}
-		res := tb.graphql(t, tb.testKey, q, map[string]any{"in": in, "key": newIdemKey()})
+		res := tb.graphql(t, tb.testKey, checkoutMutation, checkoutVars(tb.highlife(1), newIdemKey()))
 		require.Nil(t, res.Body["errors"], "%s", res.Raw)
 		limited := tb.checkout(t, tb.testKey, newIdemKey(), tb.highlife(1))
 		requireLimited(t, limited, 2, "checkout")
 		require.Equal(t, map[string]any{"status_code": 429.0}, limited.Body["meta"])
-		ext := tb.graphql(t, tb.testKey, q, map[string]any{"in": in, "key": newIdemKey()}).gqlErrorExt(t)
+		res = tb.graphql(t, tb.testKey, checkoutMutation, checkoutVars(tb.highlife(1), newIdemKey()))
+		ext := res.gqlErrorExt(t)
 		require.Equal(t, "rate_limit_exceeded", ext["code"])
 		require.Greater(t, ext["retryAfter"], 0.0)
+		require.Equal(t, ext["retryAfter"], mustAtof(t, res.Header.Get("Retry-After")), "the header says what the error says")
 		require.Equal(t, 200, tb.get(t, "/api/v1/events", tb.testKey).Status, "reads are not checkout creates")
 		require.Equal(t, 201, tb.checkout(t, tb.liveKey, newIdemKey(), tb.highlife(1)).Status, "live has its own checkout limit")
 	})
@@ -137,6 +131,7 @@ func TestHardening(t *testing.T) {
 		b.WriteString(" }")
 		ext := tb.graphql(t, tb.testKey, b.String(), nil).gqlErrorExt(t)
 		require.Equal(t, "validation_failed", ext["code"])
+		require.NotContains(t, ext, "status", "refused with 200, as GraphQL over HTTP answers application/json")
 		res := tb.graphql(t, tb.testKey, `{ events(perPage: 50) { nodes { id name dates { id venue { name } tickets { id effectivePrice quantityAvailable } } } } }`, nil)
 		require.Nil(t, res.Body["errors"], "a dashboard's nested page fits: %s", res.Raw)
 	})
@@ -145,7 +140,9 @@ func TestHardening(t *testing.T) {
 		sum := sha256.Sum256([]byte(query))
 		ext := fmt.Sprintf(`"extensions": {"persistedQuery": {"version": 1, "sha256Hash": %q}}`, hex.EncodeToString(sum[:]))
 		res := tb.do(t, http.MethodPost, "/graphql", tb.testKey, []byte(`{`+ext+`}`))
-		require.Contains(t, string(res.Raw), "PersistedQueryNotFound")
+		require.Equal(t, http.StatusOK, res.Status, "%s", res.Raw)
+		require.Equal(t, "PersistedQueryNotFound", res.Body["errors"].([]any)[0].(map[string]any)["message"])
+		require.Equal(t, map[string]any{"code": "PERSISTED_QUERY_NOT_FOUND"}, res.gqlErrorExt(t), "Apollo clients match on the code")
 		res = tb.do(t, http.MethodPost, "/graphql", tb.testKey, []byte(fmt.Sprintf(`{"query": %q, %s}`, query, ext)))
 		require.Nil(t, res.Body["errors"], "%s", res.Raw)
 		res = tb.do(t, http.MethodPost, "/graphql", tb.testKey, []byte(`{`+ext+`}`))
@@ -359,4 +356,11 @@ func TestFailedAuthBucket(t *testing.T) {
 		require.Equal(t, 429, from("[2001:db8::3]", tb.testKey), "an IPv6 hop with a port is understood")
 		require.Equal(t, 200, from("198.51.100.9:1234", tb.testKey), "and is its own client")
 	})
+}
+
+func mustAtof(t testing.TB, s string) float64 {
+	t.Helper()
+	f, err := strconv.ParseFloat(s, 64)
+	require.NoError(t, err, "%q", s)
+	return f
 }

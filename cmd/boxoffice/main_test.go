@@ -47,10 +47,14 @@ func setup(t testing.TB, db *store.DB, opts ...func(*Config)) *testBundle {
 	require.NoError(t, m.Migrate(context.Background()))
 	demo, err := seed.Demo(context.Background(), db, m.Provision, m.Now())
 	require.NoError(t, err)
+	// The query hook is in place before the server starts: a client in
+	// another process (node, Chromium) gives the race detector no
+	// happens-before edge between this goroutine and the server's.
+	queries := storetest.Count(db)
 	srv := httptest.NewServer(m.Handler())
 	t.Cleanup(srv.Close)
 	return &testBundle{
-		m: m, db: db, srv: srv, queries: storetest.Count(db), demo: demo,
+		m: m, db: db, srv: srv, queries: queries, demo: demo,
 		testKey: demo.App.TestKey, liveKey: demo.App.LiveKey,
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,36 +13,89 @@ import (
 )
 
 // answer is what either API said, reduced to what must agree: the error
-// code, the HTTP status REST sent or GraphQL's extensions.status carried,
-// the message, and the field paths of the details.
+// code, the message, and the messages of each field path (REST's details;
+// GraphQL's extensions.details, or the userErrors of the checkout
+// mutation). Status is REST's; GraphQL answers these with 200.
 type answer struct {
 	Code    string
 	Status  int
 	Message string
-	Fields  []string
+	Fields  map[string][]string
 }
 
 func restAnswer(r *response) answer {
 	a := answer{Code: r.errorCode(), Status: r.Status, Message: r.errorMessage()}
-	for k := range r.details() {
-		a.Fields = append(a.Fields, k)
+	for k, v := range r.details() {
+		a.add(k, v.([]any)...)
 	}
 	return a
 }
 
+func (a *answer) add(field string, msgs ...any) {
+	if a.Fields == nil {
+		a.Fields = map[string][]string{}
+	}
+	if _, ok := a.Fields[field]; !ok {
+		a.Fields[field] = []string{}
+	}
+	for _, m := range msgs {
+		a.Fields[field] = append(a.Fields[field], m.(string))
+	}
+}
+
+// fieldNames are the field paths of an answer, sorted.
+func (a answer) fieldNames() []string {
+	out := make([]string, 0, len(a.Fields))
+	for k := range a.Fields {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// gqlAnswer reads a GraphQL answer: the one top-level error, or the
+// userErrors of createCheckoutSession (all of one code; a validation
+// refusal has a message per field and none of its own). A top-level error
+// carries extensions.status only when the HTTP status is not 200, and then
+// equal to it.
 func gqlAnswer(t testing.TB, r *response) answer {
 	t.Helper()
-	errs, _ := r.Body["errors"].([]any)
-	if len(errs) == 0 {
-		return answer{Status: r.Status}
+	a := answer{Status: r.Status}
+	if errs, _ := r.Body["errors"].([]any); len(errs) > 0 {
+		require.Len(t, errs, 1, "%s", r.Raw)
+		e := errs[0].(map[string]any)
+		ext, _ := e["extensions"].(map[string]any)
+		if r.Status == http.StatusOK {
+			require.NotContains(t, ext, "status", "a 200 answer's errors carry no status: %s", r.Raw)
+		} else {
+			require.EqualValues(t, r.Status, ext["status"], "%s", r.Raw)
+		}
+		a.Code, a.Message = ext["code"].(string), e["message"].(string)
+		d, _ := ext["details"].(map[string]any)
+		for k, v := range d {
+			a.add(k, v.([]any)...)
+		}
+		return a
 	}
-	require.Len(t, errs, 1, "%s", r.Raw)
-	e := errs[0].(map[string]any)
-	ext, _ := e["extensions"].(map[string]any)
-	a := answer{Code: ext["code"].(string), Status: int(ext["status"].(float64)), Message: e["message"].(string)}
-	d, _ := ext["details"].(map[string]any)
-	for k := range d {
-		a.Fields = append(a.Fields, k)
+	data, _ := r.Body["data"].(map[string]any)
+	payload, _ := data["createCheckoutSession"].(map[string]any)
+	ues, _ := payload["userErrors"].([]any)
+	for _, x := range ues {
+		ue := x.(map[string]any)
+		if a.Code == "" {
+			a.Code = ue["code"].(string)
+		}
+		require.Equal(t, a.Code, ue["code"], "one refusal, one code: %s", r.Raw)
+		if a.Code != "validation_failed" {
+			a.Message = ue["message"].(string)
+		}
+		if f, ok := ue["field"].([]any); ok && a.Code == "validation_failed" {
+			parts := make([]string, len(f))
+			for i, p := range f {
+				parts[i] = p.(string)
+			}
+			a.add(strings.Join(parts, "."), ue["message"])
+		}
 	}
 	return a
 }
@@ -78,8 +132,15 @@ func snakeToCamel(s string) string {
 	return strings.Join(parts, "")
 }
 
-const checkoutMutation = `mutation($in: CheckoutSessionInput!, $key: String) {
-	createCheckoutSession(input: $in, idempotencyKey: $key) { orderReference status } }`
+const checkoutMutation = `mutation($in: CreateCheckoutSessionInput!) {
+	createCheckoutSession(input: $in) { checkoutSession { orderReference status } replayed userErrors { code field message } } }`
+
+// checkoutVars are the mutation's variables for a REST body and key.
+func checkoutVars(body map[string]any, key string) map[string]any {
+	in := gqlInput(body, false).(map[string]any)
+	in["idempotencyKey"] = key
+	return map[string]any{"in": in}
+}
 
 // TestRulesParity sends every rule reachable through both APIs through
 // both, and expects the same code, status and message; validation details
@@ -93,8 +154,11 @@ func TestRulesParity(t *testing.T) {
 			rest func(t *testing.T) *response
 			gql  func(t *testing.T) *response
 			want answer
-			// gqlFields are the GraphQL names of want.Fields.
-			gqlFields []string
+			// fields are the REST paths of want's details, gqlFields their
+			// GraphQL names, in the same order.
+			fields, gqlFields []string
+			// gqlMessage, when set, is GraphQL's message where it differs.
+			gqlMessage string
 		}
 		events := func(query string, args string) tc {
 			return tc{
@@ -118,19 +182,28 @@ func TestRulesParity(t *testing.T) {
 			return tc{
 				rest: func(t *testing.T) *response { return tb.checkout(t, tb.testKey, key, body) },
 				gql: func(t *testing.T) *response {
-					vars := map[string]any{"in": gqlInput(body, false)}
-					if key != "" {
-						vars["key"] = key
-					}
-					return tb.graphql(t, tb.testKey, checkoutMutation, vars)
+					return tb.graphql(t, tb.testKey, checkoutMutation, checkoutVars(body, key))
 				},
 			}
 		}
+		// invalid is validation_failed naming these REST fields.
 		invalid := func(fields ...string) answer {
-			return answer{Code: "validation_failed", Status: 422, Message: "The request payload failed validation.", Fields: fields}
+			a := answer{Code: "validation_failed", Status: 422, Message: "The request payload failed validation."}
+			for _, f := range fields {
+				a.add(f)
+			}
+			return a
 		}
+		// named takes the REST field names out of want; gqlFields are
+		// their GraphQL names, in sorted REST order.
 		named := func(c tc, name string, want answer, gqlFields ...string) tc {
-			c.name, c.want, c.gqlFields = name, want, gqlFields
+			c.name, c.fields, c.gqlFields = name, want.fieldNames(), gqlFields
+			want.Fields = nil
+			c.want = want
+			return c
+		}
+		withGQLMessage := func(c tc, msg string) tc {
+			c.gqlMessage = msg
 			return c
 		}
 
@@ -146,16 +219,18 @@ func TestRulesParity(t *testing.T) {
 				answer{Code: "order_not_found", Status: 404, Message: "Order sbx_" + strings.Repeat("a", 200) + " was not found for this app."}),
 			named(order("ord_abc"), "ErrEnvironmentMismatch",
 				answer{Code: "environment_mismatch", Status: 403, Message: "Order ord_abc belongs to the live environment; use a live key to read it."}),
-			named(checkout("", tb.highlife(1)), "ErrMissingIdempotencyKey",
+			withGQLMessage(named(checkout("", tb.highlife(1)), "ErrMissingIdempotencyKey",
 				answer{Code: "missing_idempotency_key", Status: 400, Message: "The Idempotency-Key header is required."}),
+				"idempotencyKey is required."),
 			// HTTP carries no NUL in a header; a tab is the control
 			// character both can carry. GraphQL's NUL is checked below.
-			named(checkout("key\twith-tab", tb.highlife(1)), "ErrIdempotencyKeyControl",
+			withGQLMessage(named(checkout("key\twith-tab", tb.highlife(1)), "ErrIdempotencyKeyControl",
 				answer{Code: "invalid_idempotency_key", Status: 400, Message: "The Idempotency-Key header must be UTF-8 text without control characters."}),
+				"idempotencyKey must be UTF-8 text without control characters."),
 			named(checkout(newIdemKey(), with(tb.highlife(1), "items.0.quantity", 0)), "ErrQuantityZero",
 				invalid("items.0.quantity"), "input.items.0.quantity"),
 			named(checkout(newIdemKey(), with(with(tb.highlife(1), "event_id", nil), "customer.email", "nope")), "ErrSeveralFields",
-				invalid("event_id", "customer.email"), "input.eventId", "input.customer.email"),
+				invalid("event_id", "customer.email"), "input.customer.email", "input.eventId"),
 			named(checkout(newIdemKey(), with(tb.highlife(1), "customer.name", "Ama\x00")), "ErrNameNul",
 				invalid("customer.name"), "input.customer.name"),
 			named(checkout(newIdemKey(), with(tb.highlife(1), "metadata", map[string]any{"k": "a\x00b"})), "ErrMetadataValueNul",
@@ -171,20 +246,30 @@ func TestRulesParity(t *testing.T) {
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				rest := restAnswer(c.rest(t))
-				gql := gqlAnswer(t, c.gql(t))
-				want := c.want
-				require.ElementsMatch(t, want.Fields, rest.Fields, "REST fields")
-				require.ElementsMatch(t, c.gqlFields, gql.Fields, "GraphQL fields")
-				want.Fields, rest.Fields, gql.Fields = nil, nil, nil
-				require.Equal(t, want, rest, "REST")
-				require.Equal(t, want, gql, "GraphQL")
+				g := c.gql(t)
+				require.Equal(t, http.StatusOK, g.Status, "GraphQL answers a refusal it ran with 200: %s", g.Raw)
+				gql := gqlAnswer(t, g)
+				require.Equal(t, c.fields, rest.fieldNames(), "REST fields")
+				require.Len(t, c.gqlFields, len(c.fields))
+				require.ElementsMatch(t, c.gqlFields, gql.fieldNames(), "GraphQL fields")
+				for i := range c.fields {
+					require.Equal(t, rest.Fields[c.fields[i]], gql.Fields[c.gqlFields[i]], "messages of %s", c.fields[i])
+				}
+				require.Equal(t, c.want, answer{Code: rest.Code, Status: rest.Status, Message: rest.Message}, "REST")
+				require.Equal(t, c.want.Code, gql.Code, "GraphQL code")
+				switch {
+				case c.gqlMessage != "":
+					require.Equal(t, c.gqlMessage, gql.Message, "GraphQL message")
+				case gql.Fields == nil || gql.Message != "":
+					require.Equal(t, c.want.Message, gql.Message, "GraphQL message")
+				}
 			})
 		}
 
 		t.Run("ErrIdempotencyKeyNulGraphQL", func(t *testing.T) {
-			g := gqlAnswer(t, tb.graphql(t, tb.testKey, checkoutMutation, map[string]any{"in": gqlInput(tb.highlife(1), false), "key": "a\x00b"}))
-			require.Equal(t, answer{Code: "invalid_idempotency_key", Status: 400,
-				Message: "The Idempotency-Key header must be UTF-8 text without control characters."}, g)
+			g := gqlAnswer(t, tb.graphql(t, tb.testKey, checkoutMutation, checkoutVars(tb.highlife(1), "a\x00b")))
+			require.Equal(t, answer{Code: "invalid_idempotency_key", Status: 200,
+				Message: "idempotencyKey must be UTF-8 text without control characters."}, g)
 		})
 
 		t.Run("PastTheLastPage", func(t *testing.T) {
@@ -235,7 +320,7 @@ func TestRESTTypeErrors(t *testing.T) {
 
 		res = tb.checkout(t, tb.testKey, newIdemKey(), []byte(`{"event_id": 1,`))
 		require.Equal(t, http.StatusUnprocessableEntity, res.Status)
-		require.Equal(t, []string{"body"}, restAnswer(res).Fields)
+		require.Equal(t, []string{"body"}, restAnswer(res).fieldNames())
 		res = tb.checkout(t, tb.testKey, newIdemKey(), []byte(`[1, 2]`))
 		require.Equal(t, map[string]any{"body": []any{"must be a JSON object"}}, res.details())
 	})
@@ -260,12 +345,13 @@ func TestCheckoutLimitFirst(t *testing.T) {
 				rest := tb.checkout(t, tb.testKey, c.key, c.body)
 				require.Equal(t, http.StatusTooManyRequests, rest.Status, "%s", rest.Raw)
 				require.NotEmpty(t, rest.Header.Get("Retry-After"))
-				vars := map[string]any{"in": gqlInput(c.body, false)}
-				if c.key != "" {
-					vars["key"] = c.key
-				}
-				g := gqlAnswer(t, tb.graphql(t, tb.testKey, checkoutMutation, vars))
-				require.Equal(t, restAnswer(rest), g)
+				res := tb.graphql(t, tb.testKey, checkoutMutation, checkoutVars(c.body, c.key))
+				require.Equal(t, http.StatusOK, res.Status, "the operation ran: %s", res.Raw)
+				require.NotEmpty(t, res.Header.Get("Retry-After"), "a rate-limited field sets Retry-After as REST does")
+				require.Equal(t, map[string]any{"createCheckoutSession": nil}, res.Body["data"], "a rate limit is no user error")
+				g := gqlAnswer(t, res)
+				want := restAnswer(rest)
+				require.Equal(t, answer{Code: want.Code, Status: 200, Message: want.Message}, g)
 			})
 		}
 	})

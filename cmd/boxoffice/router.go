@@ -56,22 +56,22 @@ func (m *Main) Handler() http.Handler {
 	}
 
 	gql := chi.Chain(
-		m.Admission.Middleware(func(w http.ResponseWriter, _ *http.Request, err error) { graph.WriteError(w, err) }),
+		m.Admission.Middleware(func(w http.ResponseWriter, r *http.Request, err error) { graph.WriteError(w, r, err) }),
 		loaders.Middleware(m.Catalog),
 	).Handler(graph.NewHandler(m.Resolver, m.Log, m.Config.GraphQLLimits, graph.NewResponseCache(m.Catalog)))
 	play := playground.Handler("/graphql", "/playground/assets/")
 	r.Handle("/playground/assets/*", play)
-	r.Post("/graphql", gql.ServeHTTP)
-	r.Options("/graphql", gql.ServeHTTP)
-	r.Get("/graphql", func(w http.ResponseWriter, r *http.Request) {
-		// A GET with a query is a GraphQL request; without one, a person
-		// opening the URL gets the playground.
-		if r.URL.Query().Has("query") {
-			gql.ServeHTTP(w, r)
+	r.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A GET (or HEAD) with neither a query nor a persisted-query hash is
+		// a person opening the URL: the playground. Everything else is
+		// GraphQL over HTTP, which answers wrong methods and media types.
+		q := r.URL.Query()
+		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && !q.Has("query") && !q.Has("extensions") {
+			play.ServeHTTP(w, r)
 			return
 		}
-		play.ServeHTTP(w, r)
-	})
+		gql.ServeHTTP(w, r)
+	}))
 	return r
 }
 
@@ -107,7 +107,7 @@ func (m *Main) limitBody(next http.Handler) http.Handler {
 		if r.ContentLength > m.Config.MaxBodyBytes {
 			err := apperr.Validation(apperr.Details{"body": {fmt.Sprintf("must be at most %d bytes", m.Config.MaxBodyBytes)}})
 			if r.URL.Path == "/graphql" {
-				graph.WriteError(w, err)
+				graph.WriteError(w, r, err)
 			} else {
 				rest.WriteError(w, r, nil, err)
 			}

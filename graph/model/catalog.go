@@ -37,13 +37,14 @@ type PricingSummary struct {
 
 // EventPage is one page of events (REST: data plus meta).
 type EventPage struct {
-	Nodes    []*Event  `json:"data"`
-	PageInfo *PageInfo `json:"-"`
-	Timezone string    `json:"-"`
+	Nodes    []*Event     `json:"data"`
+	PageInfo *PageNumbers `json:"-"`
+	Timezone string       `json:"-"`
 }
 
-// PageInfo describes the page of an EventPage.
-type PageInfo struct {
+// PageNumbers describes the page of an EventPage. It is not Relay's
+// PageInfo, whose name cursor connections keep for themselves.
+type PageNumbers struct {
 	Page       int  `json:"page"`
 	PerPage    int  `json:"per_page"`
 	Total      int  `json:"total"`
@@ -113,3 +114,12 @@ type Ticket struct {
 	RequiresPayment    bool    `json:"requires_payment"`
 	Timezone           string  `json:"timezone"`
 }
+
+// PriceMoney is Ticket.priceMoney: Price with its currency.
+func (t *Ticket) PriceMoney() *Money { return money(t.Price, t.Currency) }
+
+// PromotionalPriceMoney is Ticket.promotionalPriceMoney.
+func (t *Ticket) PromotionalPriceMoney() *Money { return money(t.Promotionalprice, t.Currency) }
+
+// EffectivePriceMoney is Ticket.effectivePriceMoney.
+func (t *Ticket) EffectivePriceMoney() *Money { return money(&t.EffectivePrice, t.Currency) }

@@ -2,8 +2,10 @@
 
 package model
 
+// The entry points that change something.
 type Mutation struct {
 }
 
+// The entry points for reading the catalog and orders.
 type Query struct {
 }

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/playground"
+	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPlaygroundInBrowser uses the playground as a frontend engineer on a
+// phone does, at 390 px wide in headless Chromium: paste a key, reload,
+// find the key still there, open the docs (loaded with the key, no manual
+// refresh), run the default query. BOXOFFICE_SCREENSHOTS=DIR keeps the
+// screenshots.
+func TestPlaygroundInBrowser(t *testing.T) {
+	execPath := chromiumPath(t)
+	tb := setup(t, storetest.MustOpen(t, "sqlite"))
+
+	profile := t.TempDir()
+	output := &syncBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("chromium output (D-Bus noise left out):\n%s", output.withoutDBus())
+		}
+	})
+	base, cancelBase := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancelBase)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(execPath),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(profile),
+		chromedp.CombinedOutput(output),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(base, opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() {
+		_ = chromedp.Cancel(ctx)
+		cancelCtx()
+	})
+	run := func(step string, actions ...chromedp.Action) {
+		t.Helper()
+		start := time.Now()
+		require.NoError(t, chromedp.Run(ctx, actions...), "browser: %s", step)
+		t.Logf("browser: %s (%s)", step, time.Since(start).Round(time.Millisecond))
+	}
+	shot := func(name string) {
+		t.Helper()
+		var png []byte
+		run("screenshot "+name, chromedp.CaptureScreenshot(&png))
+		path := filepath.Join(t.TempDir(), name)
+		if dir := os.Getenv("BOXOFFICE_SCREENSHOTS"); dir != "" {
+			require.NoError(t, os.MkdirAll(dir, 0o755))
+			path = filepath.Join(dir, name)
+		}
+		require.NoError(t, os.WriteFile(path, png, 0o644))
+		t.Logf("screenshot: %s", path)
+	}
+	// fits checks that nothing is wider than the phone's screen.
+	fits := func() {
+		t.Helper()
+		var width, viewport int
+		run("measure the page", chromedp.Evaluate(`document.documentElement.scrollWidth`, &width),
+			chromedp.Evaluate(`window.innerWidth`, &viewport))
+		require.Equal(t, 390, viewport)
+		require.LessOrEqual(t, width, viewport, "the page scrolls sideways at 390 px")
+	}
+
+	run("open the playground",
+		// Headless windows are at least 500 px wide: emulate the phone.
+		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2)),
+		chromedp.Navigate(tb.srv.URL+"/graphql"),
+		chromedp.WaitVisible(`.graphiql-container`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#bo-key`, chromedp.ByQuery),
+	)
+	fits()
+	run("paste the key",
+		chromedp.SendKeys(`#bo-key`, tb.testKey, chromedp.ByQuery),
+		chromedp.Poll(`document.getElementById("bo-key-state").textContent === "saved"`, nil, chromedp.WithPollingTimeout(10*time.Second)),
+	)
+
+	var kept, stored string
+	var tabs int
+	run("reload",
+		chromedp.Reload(),
+		chromedp.WaitVisible(`.graphiql-container`, chromedp.ByQuery),
+		chromedp.Value(`#bo-key`, &kept, chromedp.ByQuery),
+		chromedp.Evaluate(`localStorage.getItem("`+playground.KeyStorage+`")`, &stored),
+		chromedp.Evaluate(`JSON.parse(localStorage.getItem("graphiql:tabState")).tabs.length`, &tabs),
+	)
+	require.Equal(t, tb.testKey, kept, "the pasted key survives a reload")
+	require.Equal(t, tb.testKey, stored, "in localStorage, as the page says")
+	require.Equal(t, 1, tabs, "a reload reopens the one tab, it adds none")
+
+	var result string
+	run("run the default query",
+		chromedp.Click(`.graphiql-execute-button`, chromedp.ByQuery, chromedp.NodeVisible),
+		chromedp.Poll(`/"(data|errors)"/.test((document.querySelector(".graphiql-response") || {}).innerText || "")`, nil,
+			chromedp.WithPollingTimeout(15*time.Second)),
+		chromedp.Text(`.graphiql-response`, &result, chromedp.ByQuery),
+	)
+	require.Contains(t, result, `"total": 7`, "the query ran with the key")
+	require.NotContains(t, result, "missing_api_key")
+	fits()
+	shot("playground-390-query.png")
+
+	var docs string
+	run("open the docs",
+		chromedp.Click(`button[aria-label="Show Documentation Explorer"]`, chromedp.ByQuery, chromedp.NodeVisible),
+		chromedp.Poll(`(document.querySelector(".graphiql-doc-explorer") || {}).innerText?.includes("Query")`, nil,
+			chromedp.WithPollingTimeout(15*time.Second)),
+		chromedp.Text(`.graphiql-doc-explorer`, &docs, chromedp.ByQuery),
+	)
+	require.Contains(t, docs, "Boxoffice: the published event catalog", "the schema's description, loaded with the key on first open")
+	require.Contains(t, docs, "Mutation")
+	fits()
+	shot("playground-390-docs.png")
+}

@@ -1,0 +1,81 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+)
+
+// GraphQL's DateTime and enums are bound to plain Go strings through these
+// marshal functions (gqlgen.yml), so the resource structs, and REST's JSON
+// of them, keep the contract's strings: "2026-12-24T18:00:00Z", "pending".
+
+// MarshalDateTime writes an RFC 3339 instant, already formatted by the
+// catalog or checkout, as the DateTime scalar.
+func MarshalDateTime(s string) graphql.Marshaler { return graphql.MarshalString(s) }
+
+// UnmarshalDateTime reads a DateTime argument; it must be RFC 3339.
+func UnmarshalDateTime(v any) (string, error) {
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("DateTime must be an RFC 3339 string, not %T", v)
+	}
+	if _, err := time.Parse(time.RFC3339, s); err != nil {
+		return "", fmt.Errorf("DateTime must be an RFC 3339 date-time such as 2026-12-24T18:00:00Z")
+	}
+	return s, nil
+}
+
+// enum maps the contract's lower-case values to GraphQL's UPPER_CASE enum
+// values and back.
+type enum struct {
+	name   string
+	values []string // lower case, as REST sends them
+}
+
+func (e enum) marshal(s string) graphql.Marshaler {
+	return graphql.MarshalString(strings.ToUpper(s))
+}
+
+func (e enum) unmarshal(v any) (string, error) {
+	s, ok := v.(string)
+	if ok {
+		for _, x := range e.values {
+			if strings.ToUpper(x) == s {
+				return x, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%v is not a valid %s", v, e.name)
+}
+
+var (
+	orderStatus           = enum{"OrderStatus", []string{"pending", "paid", "completed", "failed", "expired", "unknown"}}
+	checkoutSessionStatus = enum{"CheckoutSessionStatus", []string{"pending", "paid", "completed"}}
+	environment           = enum{"Environment", []string{"test", "live"}}
+)
+
+// MarshalOrderStatus writes an order status ("pending") as the OrderStatus
+// enum (PENDING).
+func MarshalOrderStatus(s string) graphql.Marshaler { return orderStatus.marshal(s) }
+
+// UnmarshalOrderStatus reads an OrderStatus enum value as the contract's
+// string.
+func UnmarshalOrderStatus(v any) (string, error) { return orderStatus.unmarshal(v) }
+
+// MarshalCheckoutSessionStatus writes a session status as the
+// CheckoutSessionStatus enum.
+func MarshalCheckoutSessionStatus(s string) graphql.Marshaler {
+	return checkoutSessionStatus.marshal(s)
+}
+
+// UnmarshalCheckoutSessionStatus reads a CheckoutSessionStatus enum value.
+func UnmarshalCheckoutSessionStatus(v any) (string, error) { return checkoutSessionStatus.unmarshal(v) }
+
+// MarshalEnvironment writes "test" or "live" as the Environment enum.
+func MarshalEnvironment(s string) graphql.Marshaler { return environment.marshal(s) }
+
+// UnmarshalEnvironment reads an Environment enum value.
+func UnmarshalEnvironment(v any) (string, error) { return environment.unmarshal(v) }
