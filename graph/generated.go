@@ -50,6 +50,13 @@ type ComplexityRoot struct {
 		TotalAmount      func(childComplexity int) int
 	}
 
+	CursorPageInfo struct {
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
+	}
+
 	Event struct {
 		ActiveDatesCount     func(childComplexity int) int
 		CreatedAt            func(childComplexity int) int
@@ -75,6 +82,12 @@ type ComplexityRoot struct {
 		UpdatedAt            func(childComplexity int) int
 	}
 
+	EventConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+		Timezone func(childComplexity int) int
+	}
+
 	EventDate struct {
 		Enddate          func(childComplexity int) int
 		EnddateDisplay   func(childComplexity int) int
@@ -97,6 +110,11 @@ type ComplexityRoot struct {
 		VenueSlug        func(childComplexity int) int
 		VenueState       func(childComplexity int) int
 		VenueStreet      func(childComplexity int) int
+	}
+
+	EventEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	EventPage struct {
@@ -136,10 +154,12 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Event     func(childComplexity int, id int) int
-		EventDate func(childComplexity int, id int) int
-		Events    func(childComplexity int, page *int, perPage *int, q *string, includePast *bool) int
-		Order     func(childComplexity int, reference string) int
+		Event            func(childComplexity int, id int) int
+		EventBySlug      func(childComplexity int, slug string) int
+		EventDate        func(childComplexity int, id int) int
+		Events           func(childComplexity int, page *int, perPage *int, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) int
+		EventsConnection func(childComplexity int, first *int, after *string, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) int
+		Order            func(childComplexity int, reference string) int
 	}
 
 	Ticket struct {
@@ -194,7 +214,9 @@ type MutationResolver interface {
 	CreateCheckoutSession(ctx context.Context, input checkout.Input, idempotencyKey *string) (*checkout.Session, error)
 }
 type QueryResolver interface {
-	Events(ctx context.Context, page *int, perPage *int, q *string, includePast *bool) (*model.EventPage, error)
+	Events(ctx context.Context, page *int, perPage *int, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) (*model.EventPage, error)
+	EventsConnection(ctx context.Context, first *int, after *string, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) (*model.EventConnection, error)
+	EventBySlug(ctx context.Context, slug string) (*model.Event, error)
 	Event(ctx context.Context, id int) (*model.Event, error)
 	EventDate(ctx context.Context, id int) (*model.EventDate, error)
 	Order(ctx context.Context, reference string) (*checkout.OrderView, error)
@@ -266,6 +288,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CheckoutSession.TotalAmount(childComplexity), true
+
+	case "CursorPageInfo.endCursor":
+		if e.ComplexityRoot.CursorPageInfo.EndCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CursorPageInfo.EndCursor(childComplexity), true
+	case "CursorPageInfo.hasNextPage":
+		if e.ComplexityRoot.CursorPageInfo.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CursorPageInfo.HasNextPage(childComplexity), true
+	case "CursorPageInfo.hasPreviousPage":
+		if e.ComplexityRoot.CursorPageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CursorPageInfo.HasPreviousPage(childComplexity), true
+	case "CursorPageInfo.startCursor":
+		if e.ComplexityRoot.CursorPageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CursorPageInfo.StartCursor(childComplexity), true
 
 	case "Event.activeDatesCount":
 		if e.ComplexityRoot.Event.ActiveDatesCount == nil {
@@ -405,6 +452,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Event.UpdatedAt(childComplexity), true
 
+	case "EventConnection.edges":
+		if e.ComplexityRoot.EventConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventConnection.Edges(childComplexity), true
+	case "EventConnection.pageInfo":
+		if e.ComplexityRoot.EventConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventConnection.PageInfo(childComplexity), true
+	case "EventConnection.timezone":
+		if e.ComplexityRoot.EventConnection.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventConnection.Timezone(childComplexity), true
+
 	case "EventDate.enddate":
 		if e.ComplexityRoot.EventDate.Enddate == nil {
 			break
@@ -531,6 +597,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EventDate.VenueStreet(childComplexity), true
+
+	case "EventEdge.cursor":
+		if e.ComplexityRoot.EventEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventEdge.Cursor(childComplexity), true
+	case "EventEdge.node":
+		if e.ComplexityRoot.EventEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventEdge.Node(childComplexity), true
 
 	case "EventPage.nodes":
 		if e.ComplexityRoot.EventPage.Nodes == nil {
@@ -679,6 +758,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Event(childComplexity, args["id"].(int)), true
+	case "Query.eventBySlug":
+		if e.ComplexityRoot.Query.EventBySlug == nil {
+			break
+		}
+
+		args, err := ec.field_Query_eventBySlug_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.EventBySlug(childComplexity, args["slug"].(string)), true
 	case "Query.eventDate":
 		if e.ComplexityRoot.Query.EventDate == nil {
 			break
@@ -700,7 +790,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Events(childComplexity, args["page"].(*int), args["perPage"].(*int), args["q"].(*string), args["includePast"].(*bool)), true
+		return e.ComplexityRoot.Query.Events(childComplexity, args["page"].(*int), args["perPage"].(*int), args["q"].(*string), args["includePast"].(*bool), args["slug"].(*string), args["startsAfter"].(*string), args["startsBefore"].(*string), args["city"].(*string), args["venueId"].(*int), args["online"].(*bool), args["free"].(*bool), args["orderBy"].(*model.EventOrder)), true
+	case "Query.eventsConnection":
+		if e.ComplexityRoot.Query.EventsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_eventsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.EventsConnection(childComplexity, args["first"].(*int), args["after"].(*string), args["q"].(*string), args["includePast"].(*bool), args["slug"].(*string), args["startsAfter"].(*string), args["startsBefore"].(*string), args["city"].(*string), args["venueId"].(*int), args["online"].(*bool), args["free"].(*bool), args["orderBy"].(*model.EventOrder)), true
 
 	case "Query.order":
 		if e.ComplexityRoot.Query.Order == nil {
@@ -989,7 +1090,57 @@ var sources = []*ast.Source{
 
 type Query {
   "Published events, newest first. perPage is capped at 100."
-  events(page: Int, perPage: Int, q: String, includePast: Boolean = false): EventPage!
+  events(page: Int, perPage: Int, q: String, includePast: Boolean = false,
+    "Only the event with this slug (events(slug:) lists it only while it is upcoming, unless includePast; eventBySlug always finds it)."
+    slug: String,
+    "Only events with a date starting at or after this RFC 3339 instant, e.g. 2026-12-24T00:00:00Z."
+    startsAfter: String,
+    "Only events with a date starting before this RFC 3339 instant; later than startsAfter."
+    startsBefore: String,
+    "Only events with a date at a venue in this city (case-insensitive, whole name)."
+    city: String,
+    "Only events with a date at this venue (Venue.id)."
+    venueId: Int,
+    "true: only events with an online date; false: only events with a date at a venue."
+    online: Boolean,
+    "true: only entirely free events (pricing.isEntirelyFree); false: only events with a paid ticket (pricing.hasPaidTickets)."
+    free: Boolean,
+    "The order of the list: NEWEST (default) or SOONEST."
+    orderBy: EventOrder = NEWEST): EventPage!
+  """
+  Published events as a Relay cursor connection: the first events after the
+  after cursor, with the same filters and order as events. Cursors are
+  opaque; pass a cursor back only with the same orderBy. Date filters
+  (startsAfter, startsBefore, city, venueId, online) keep an event when one
+  of its dates (upcoming ones, unless includePast) passes all of them.
+  """
+  eventsConnection(
+    "How many events to return: 1 to 100 (larger values are treated as 100), default 20."
+    first: Int,
+    "The endCursor (or any edge's cursor) of the previous page; omitted for the first page."
+    after: String,
+    "A case-insensitive substring of the event name."
+    q: String,
+    "Also list events whose every date has ended."
+    includePast: Boolean = false,
+    "Only the event with this slug."
+    slug: String,
+    "Only events with a date starting at or after this RFC 3339 instant."
+    startsAfter: String,
+    "Only events with a date starting before this RFC 3339 instant; later than startsAfter."
+    startsBefore: String,
+    "Only events with a date at a venue in this city (case-insensitive, whole name)."
+    city: String,
+    "Only events with a date at this venue (Venue.id)."
+    venueId: Int,
+    "true: only events with an online date; false: only events with a date at a venue."
+    online: Boolean,
+    "true: only entirely free events; false: only events with a paid ticket."
+    free: Boolean,
+    "The order of the connection: NEWEST (default) or SOONEST."
+    orderBy: EventOrder = NEWEST): EventConnection!
+  "The newest published event with this slug, past ones included. Error: event_not_found."
+  eventBySlug("The event's slug, as in Event.slug." slug: String!): Event
   "One published event. Error: event_not_found."
   event(id: Int!): Event
   "One active date of a published event. Error: event_date_not_found."
@@ -1064,6 +1215,47 @@ type Order {
   updatedAt: String
   paymentReference: String
   environment: String!
+}
+
+"How a list of events is ordered."
+enum EventOrder {
+  "Newest first: by creation time, then id, descending."
+  NEWEST
+  """
+  Soonest first: by the earliest start among the dates the filters keep
+  (upcoming ones unless includePast), then id; events without one come last.
+  """
+  SOONEST
+}
+
+"A Relay cursor connection over published events."
+type EventConnection {
+  "The events of this page with their cursors, in order."
+  edges: [EventEdge!]!
+  "Where this page sits in the whole list."
+  pageInfo: CursorPageInfo!
+  "The timezone the catalog reports in."
+  timezone: String!
+}
+
+"One event of an EventConnection."
+type EventEdge {
+  "An opaque cursor: pass it as after to get the events that follow this one."
+  cursor: String!
+  "The event."
+  node: Event!
+}
+
+"Relay page information of a cursor connection."
+type CursorPageInfo {
+  "Whether more events follow this page."
+  hasNextPage: Boolean!
+  "Whether events precede this page (it was asked for after a cursor)."
+  hasPreviousPage: Boolean!
+  "The cursor of the first edge; null when the page is empty."
+  startCursor: String
+  "The cursor of the last edge; null when the page is empty. Pass it as after for the next page."
+  endCursor: String
 }
 
 "A page of events."
@@ -1211,6 +1403,20 @@ func (ec *executionContext) childFields_CheckoutSession(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type CheckoutSession", field.Name)
 }
 
+func (ec *executionContext) childFields_CursorPageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "hasNextPage":
+		return ec.fieldContext_CursorPageInfo_hasNextPage(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_CursorPageInfo_hasPreviousPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_CursorPageInfo_startCursor(ctx, field)
+	case "endCursor":
+		return ec.fieldContext_CursorPageInfo_endCursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CursorPageInfo", field.Name)
+}
+
 func (ec *executionContext) childFields_Event(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -1261,6 +1467,18 @@ func (ec *executionContext) childFields_Event(ctx context.Context, field graphql
 	return nil, fmt.Errorf("no field named %q was found under type Event", field.Name)
 }
 
+func (ec *executionContext) childFields_EventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_EventConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_EventConnection_pageInfo(ctx, field)
+	case "timezone":
+		return ec.fieldContext_EventConnection_timezone(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EventConnection", field.Name)
+}
+
 func (ec *executionContext) childFields_EventDate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -1307,6 +1525,16 @@ func (ec *executionContext) childFields_EventDate(ctx context.Context, field gra
 		return ec.fieldContext_EventDate_tickets(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EventDate", field.Name)
+}
+
+func (ec *executionContext) childFields_EventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_EventEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_EventEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EventEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_EventPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1611,6 +1839,20 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_eventBySlug_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "slug",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slug"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_eventDate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1636,6 +1878,108 @@ func (ec *executionContext) field_Query_event_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_eventsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "q",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["q"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "includePast",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["includePast"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "slug",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slug"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "startsAfter",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startsAfter"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "startsBefore",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startsBefore"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "city",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["city"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "venueId",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["venueId"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "online",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["online"] = arg9
+	arg10, err := graphql.ProcessArgField(ctx, rawArgs, "free",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["free"] = arg10
+	arg11, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*model.EventOrder, error) {
+			return ec.unmarshalOEventOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg11
 	return args, nil
 }
 
@@ -1674,6 +2018,70 @@ func (ec *executionContext) field_Query_events_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["includePast"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "slug",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slug"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "startsAfter",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startsAfter"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "startsBefore",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startsBefore"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "city",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["city"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "venueId",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["venueId"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "online",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["online"] = arg9
+	arg10, err := graphql.ProcessArgField(ctx, rawArgs, "free",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["free"] = arg10
+	arg11, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*model.EventOrder, error) {
+			return ec.unmarshalOEventOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg11
 	return args, nil
 }
 
@@ -1933,6 +2341,98 @@ func (ec *executionContext) _CheckoutSession_paymentReference(ctx context.Contex
 }
 func (ec *executionContext) fieldContext_CheckoutSession_paymentReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CursorPageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.CursorPageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CursorPageInfo_hasNextPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasNextPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CursorPageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _CursorPageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.CursorPageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CursorPageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CursorPageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _CursorPageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.CursorPageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CursorPageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CursorPageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CursorPageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.CursorPageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CursorPageInfo_endCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CursorPageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -2471,6 +2971,93 @@ func (ec *executionContext) fieldContext_Event_dates(ctx context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _EventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.EventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.EventEdge) graphql.Marshaler {
+			return ec.marshalNEventEdge2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EventEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.EventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CursorPageInfo) graphql.Marshaler {
+			return ec.marshalNCursorPageInfo2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCursorPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CursorPageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventConnection_timezone(ctx context.Context, field graphql.CollectedField, obj *model.EventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventConnection_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventConnection_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EventConnection", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _EventDate_id(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2967,6 +3554,61 @@ func (ec *executionContext) fieldContext_EventDate_tickets(_ context.Context, fi
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Ticket(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.EventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EventEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EventEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.EventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Event(ctx, field)
 		},
 	}
 	return fc, nil
@@ -3504,7 +4146,7 @@ func (ec *executionContext) _Query_events(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Events(ctx, fc.Args["page"].(*int), fc.Args["perPage"].(*int), fc.Args["q"].(*string), fc.Args["includePast"].(*bool))
+			return ec.Resolvers.Query().Events(ctx, fc.Args["page"].(*int), fc.Args["perPage"].(*int), fc.Args["q"].(*string), fc.Args["includePast"].(*bool), fc.Args["slug"].(*string), fc.Args["startsAfter"].(*string), fc.Args["startsBefore"].(*string), fc.Args["city"].(*string), fc.Args["venueId"].(*int), fc.Args["online"].(*bool), fc.Args["free"].(*bool), fc.Args["orderBy"].(*model.EventOrder))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.EventPage) graphql.Marshaler {
@@ -3532,6 +4174,94 @@ func (ec *executionContext) fieldContext_Query_events(ctx context.Context, field
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_eventsConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_eventsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().EventsConnection(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["q"].(*string), fc.Args["includePast"].(*bool), fc.Args["slug"].(*string), fc.Args["startsAfter"].(*string), fc.Args["startsBefore"].(*string), fc.Args["city"].(*string), fc.Args["venueId"].(*int), fc.Args["online"].(*bool), fc.Args["free"].(*bool), fc.Args["orderBy"].(*model.EventOrder))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.EventConnection) graphql.Marshaler {
+			return ec.marshalNEventConnection2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_eventsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EventConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_eventsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_eventBySlug(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_eventBySlug(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().EventBySlug(ctx, fc.Args["slug"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Event) graphql.Marshaler {
+			return ec.marshalOEvent2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_eventBySlug(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Event(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_eventBySlug_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5729,6 +6459,59 @@ func (ec *executionContext) _CheckoutSession(ctx context.Context, sel ast.Select
 	return out
 }
 
+var cursorPageInfoImplementors = []string{"CursorPageInfo"}
+
+func (ec *executionContext) _CursorPageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.CursorPageInfo) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cursorPageInfoImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CursorPageInfo")
+		case "hasNextPage":
+			out.Values[i] = ec._CursorPageInfo_hasNextPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasPreviousPage":
+			out.Values[i] = ec._CursorPageInfo_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._CursorPageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "endCursor":
+			out.Values[i] = ec._CursorPageInfo_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var eventImplementors = []string{"Event"}
 
 func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *model.Event) graphql.Marshaler {
@@ -5883,7 +6666,55 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			out.Values[i] = innerFunc(ctx, out)
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var eventConnectionImplementors = []string{"EventConnection"}
+
+func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.SelectionSet, obj *model.EventConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eventConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EventConnection")
+		case "edges":
+			out.Values[i] = ec._EventConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._EventConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timezone":
+			out.Values[i] = ec._EventConnection_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -6049,7 +6880,7 @@ func (ec *executionContext) _EventDate(ctx context.Context, sel ast.SelectionSet
 				continue
 			}
 
-			out.Values[i] = innerFunc(ctx, out)
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "tickets":
 			field := field
 
@@ -6087,7 +6918,50 @@ func (ec *executionContext) _EventDate(ctx context.Context, sel ast.SelectionSet
 				continue
 			}
 
-			out.Values[i] = innerFunc(ctx, out)
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var eventEdgeImplementors = []string{"EventEdge"}
+
+func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet, obj *model.EventEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eventEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EventEdge")
+		case "cursor":
+			out.Values[i] = ec._EventEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._EventEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -6420,6 +7294,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_events(ctx, field)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "eventsConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_eventsConnection(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "eventBySlug":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_eventBySlug(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -7171,8 +8089,18 @@ func (ec *executionContext) unmarshalNCheckoutSessionInput2githubᚗcomᚋboxoff
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNCursorPageInfo2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCursorPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.CursorPageInfo) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CursorPageInfo(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNEvent2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Event) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNEvent2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEvent(ctx, sel, v[i])
@@ -7197,8 +8125,18 @@ func (ec *executionContext) marshalNEvent2ᚖgithubᚗcomᚋboxofficeᚋboxoffic
 	return ec._Event(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNEventConnection2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventConnection(ctx context.Context, sel ast.SelectionSet, v *model.EventConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EventConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNEventDate2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventDateᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.EventDate) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNEventDate2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventDate(ctx, sel, v[i])
@@ -7221,6 +8159,32 @@ func (ec *executionContext) marshalNEventDate2ᚖgithubᚗcomᚋboxofficeᚋboxo
 		return graphql.Null
 	}
 	return ec._EventDate(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNEventEdge2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.EventEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEventEdge2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNEventEdge2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventEdge(ctx context.Context, sel ast.SelectionSet, v *model.EventEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EventEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNEventPage2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventPage(ctx context.Context, sel ast.SelectionSet, v *model.EventPage) graphql.Marshaler {
@@ -7286,7 +8250,7 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 }
 
 func (ec *executionContext) marshalNTicket2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐTicketᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Ticket) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNTicket2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐTicket(ctx, sel, v[i])
@@ -7316,7 +8280,7 @@ func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlge
 }
 
 func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Directive) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
@@ -7362,7 +8326,7 @@ func (ec *executionContext) unmarshalN__DirectiveLocation2ᚕstringᚄ(ctx conte
 }
 
 func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
@@ -7390,7 +8354,7 @@ func (ec *executionContext) marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlg
 }
 
 func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -7410,7 +8374,7 @@ func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋg
 }
 
 func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
@@ -7528,6 +8492,22 @@ func (ec *executionContext) marshalOEventDate2ᚖgithubᚗcomᚋboxofficeᚋboxo
 	return ec._EventDate(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOEventOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventOrder(ctx context.Context, v any) (*model.EventOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.EventOrder)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOEventOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventOrder(ctx context.Context, sel ast.SelectionSet, v *model.EventOrder) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
 func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v any) (*float64, error) {
 	if v == nil {
 		return nil, nil
@@ -7618,7 +8598,7 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
@@ -7637,7 +8617,7 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
@@ -7656,7 +8636,7 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -7682,7 +8662,7 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])

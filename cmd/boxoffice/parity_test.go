@@ -1,10 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
@@ -92,18 +94,53 @@ func TestRulesParity(t *testing.T) {
 			name string
 			rest func(t *testing.T) *response
 			gql  func(t *testing.T) *response
+			// conn, when set, asks eventsConnection with the same filters,
+			// which must answer as gql does.
+			conn func(t *testing.T) *response
 			want answer
 			// gqlFields are the GraphQL names of want.Fields.
 			gqlFields []string
+			// names, when set, are the events every API must list, in order.
+			names []string
 		}
 		events := func(query string, args string) tc {
 			return tc{
 				rest: func(t *testing.T) *response { return tb.get(t, "/api/v1/events?"+query, tb.testKey) },
 				gql: func(t *testing.T) *response {
-					return tb.graphql(t, tb.testKey, `{ events(`+args+`) { nodes { id } pageInfo { page perPage hasPrev hasNext } } }`, nil)
+					if args != "" {
+						args = "(" + args + ")"
+					}
+					return tb.graphql(t, tb.testKey, `{ events`+args+` { nodes { id name } pageInfo { page perPage hasPrev hasNext } } }`, nil)
 				},
 			}
 		}
+		// filtered is events with filters, which eventsConnection takes too.
+		filtered := func(query string, args string) tc {
+			c := events(query, args)
+			c.conn = func(t *testing.T) *response {
+				return tb.graphql(t, tb.testKey, `{ eventsConnection(first: 100, `+args+`) { edges { node { id name } } } }`, nil)
+			}
+			return c
+		}
+		listing := func(c tc, name string, names ...string) tc {
+			c.name, c.want, c.names = name, answer{Status: 200}, append([]string{}, names...)
+			return c
+		}
+		// The demo's dates are placed relative to today's midnight (UTC,
+		// Accra's offset all year).
+		today := time.Now().UTC().Truncate(24 * time.Hour)
+		day := func(n int) string { return today.AddDate(0, 0, n).Format(time.RFC3339) }
+		theatre := tb.demo.Catalog.Venues["demo-national-theatre"]
+		const (
+			highlife = "Highlife Night at the Conference Centre"
+			chale    = "Chale Wote Street Art Festival"
+			summit   = "Accra Tech Summit"
+			cinema   = "Saturday Cinema Club"
+			comedy   = "Laugh Out Loud Comedy Special"
+			jazz     = "Kumasi Jazz Evening"
+			gala     = "Founders' Charity Gala"
+			homowo   = "Homowo Harvest Concert"
+		)
 		order := func(ref string) tc {
 			return tc{
 				rest: func(t *testing.T) *response {
@@ -140,6 +177,33 @@ func TestRulesParity(t *testing.T) {
 			named(events("page=-3&per_page=-1", "page: -3, perPage: -1"), "ErrBothNegative", invalid("page", "per_page"), "page", "perPage"),
 			named(events("q="+url.QueryEscape("a\x00b"), `q: "a\u0000b"`), "ErrQNul", invalid("q"), "q"),
 			named(events("q="+strings.Repeat("x", 201), `q: "`+strings.Repeat("x", 201)+`"`), "ErrQTooLong", invalid("q"), "q"),
+			// Discovery: one listing per filter, the same on every API.
+			listing(filtered("", ""), "ListDefault", highlife, chale, summit, cinema, comedy, jazz, gala),
+			listing(filtered("city=kumasi", `city: "kumasi"`), "ListCity", jazz),
+			listing(filtered(fmt.Sprintf("venue_id=%d", theatre), fmt.Sprintf("venueId: %d", theatre)), "ListVenue", cinema, comedy),
+			listing(filtered("online=true", "online: true"), "ListOnline", summit),
+			listing(filtered("online=false", "online: false"), "ListAtVenue", highlife, chale, summit, cinema, comedy, jazz, gala),
+			listing(filtered("free=true", "free: true"), "ListFree", chale),
+			listing(filtered("free=false", "free: false"), "ListPaid", highlife, summit, cinema, comedy, jazz, gala),
+			listing(filtered("starts_after="+day(10)+"&starts_before="+day(15), `startsAfter: "`+day(10)+`", startsBefore: "`+day(15)+`"`),
+				"ListDateRange", highlife, cinema),
+			listing(filtered("order_by=soonest", "orderBy: SOONEST"), "ListSoonest", cinema, comedy, highlife, chale, summit, jazz, gala),
+			listing(filtered("include_past=true&order_by=soonest", "includePast: true, orderBy: SOONEST"), "ListSoonestWithPast",
+				homowo, cinema, comedy, highlife, chale, summit, jazz, gala),
+			// Soonest sorts by the earliest date the filters keep: the
+			// cinema's date on day 20, not its earlier ones.
+			listing(filtered("starts_after="+day(20)+"&order_by=soonest", `startsAfter: "`+day(20)+`", orderBy: SOONEST`),
+				"ListRangeSoonest", cinema, chale, summit, jazz, gala),
+			listing(filtered("slug=kumasi-jazz-evening", `slug: "kumasi-jazz-evening"`), "ListSlug", jazz),
+			listing(filtered("slug=staff-rehearsal", `slug: "staff-rehearsal"`), "ListSlugHidden"),
+			listing(filtered("city=Accra&free=false&order_by=soonest", `city: "Accra", free: false, orderBy: SOONEST`),
+				"ListCombined", cinema, comedy, highlife, summit, gala),
+			named(filtered("starts_after=tomorrow", `startsAfter: "tomorrow"`), "ErrStartsAfter", invalid("starts_after"), "startsAfter"),
+			named(filtered("starts_after="+day(3)+"&starts_before="+day(2), `startsAfter: "`+day(3)+`", startsBefore: "`+day(2)+`"`),
+				"ErrStartsBeforeFirst", invalid("starts_before"), "startsBefore"),
+			named(filtered("city=a%09b", `city: "a\tb"`), "ErrCityControl", invalid("city"), "city"),
+			named(filtered("slug="+strings.Repeat("s", 201), `slug: "`+strings.Repeat("s", 201)+`"`), "ErrSlugTooLong", invalid("slug"), "slug"),
+			named(filtered("venue_id=0", "venueId: 0"), "ErrVenueIDZero", invalid("venue_id"), "venueId"),
 			named(order("sbx_\x00abc"), "ErrOrderReferenceNul",
 				answer{Code: "order_not_found", Status: 404, Message: "Order sbx_\x00abc was not found for this app."}),
 			named(order("sbx_"+strings.Repeat("a", 200)), "ErrOrderReferenceLong",
@@ -170,8 +234,19 @@ func TestRulesParity(t *testing.T) {
 
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				rest := restAnswer(c.rest(t))
-				gql := gqlAnswer(t, c.gql(t))
+				restRes, gqlRes := c.rest(t), c.gql(t)
+				rest, gql := restAnswer(restRes), gqlAnswer(t, gqlRes)
+				if c.conn != nil {
+					connRes := c.conn(t)
+					require.Equal(t, gql, gqlAnswer(t, connRes), "eventsConnection answers as events")
+					if c.names != nil {
+						require.Equal(t, c.names, connNames(t, connRes), "eventsConnection")
+					}
+				}
+				if c.names != nil {
+					require.Equal(t, c.names, append([]string{}, names(t, restRes)...), "REST")
+					require.Equal(t, c.names, gqlNames(t, gqlRes), "GraphQL")
+				}
 				want := c.want
 				require.ElementsMatch(t, want.Fields, rest.Fields, "REST fields")
 				require.ElementsMatch(t, c.gqlFields, gql.Fields, "GraphQL fields")
@@ -203,6 +278,26 @@ func TestRulesParity(t *testing.T) {
 			require.Equal(t, map[string]any{"page": 2147483647.0, "perPage": 100.0, "hasPrev": true, "hasNext": false}, ev["pageInfo"])
 		})
 	})
+}
+
+// gqlNames are the names of events(…) { nodes { name } }, in order.
+func gqlNames(t testing.TB, r *response) []string {
+	t.Helper()
+	out := []string{}
+	for _, n := range r.Body["data"].(map[string]any)["events"].(map[string]any)["nodes"].([]any) {
+		out = append(out, n.(map[string]any)["name"].(string))
+	}
+	return out
+}
+
+// connNames are the names of eventsConnection(…) { edges { node { name } } }, in order.
+func connNames(t testing.TB, r *response) []string {
+	t.Helper()
+	out := []string{}
+	for _, e := range r.Body["data"].(map[string]any)["eventsConnection"].(map[string]any)["edges"].([]any) {
+		out = append(out, e.(map[string]any)["node"].(map[string]any)["name"].(string))
+	}
+	return out
 }
 
 // TestRESTTypeErrors: every JSON type error of a checkout body is
