@@ -89,6 +89,7 @@ var statuses = map[Code]int{
 	PaymentGatewayUnavailable: http.StatusServiceUnavailable,
 	Internal:                  http.StatusInternalServerError,
 	DocumentTooLarge:          http.StatusUnprocessableEntity,
+	SubscriptionLimitReached:  http.StatusTooManyRequests,
 }
 
 // Status returns the HTTP status of a code; unknown codes are 500.

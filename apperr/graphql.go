@@ -6,4 +6,7 @@ const (
 	// DocumentTooLarge refuses a GraphQL document over the limits read
 	// before parsing (bytes, tokens, fields, aliases, fragments, depth).
 	DocumentTooLarge Code = "document_too_large"
+	// SubscriptionLimitReached refuses a subscription, or a WebSocket
+	// connection, beyond what one app may hold open on an instance.
+	SubscriptionLimitReached Code = "subscription_limit_reached"
 )
