@@ -98,6 +98,14 @@ func (r *queryResolver) Order(ctx context.Context, reference string) (*checkout.
 	return r.Resolver.Order(ctx, reference)
 }
 
+func (r *subscriptionResolver) OrderUpdated(ctx context.Context, reference string) (<-chan *checkout.OrderView, error) {
+	return r.Resolver.OrderUpdated(ctx, reference)
+}
+
+func (r *subscriptionResolver) AvailabilityChanged(ctx context.Context, eventDateID int) (<-chan *model.DateAvailability, error) {
+	return r.Resolver.AvailabilityChanged(ctx, int64(eventDateID))
+}
+
 func (r *Resolver) Event() graph.EventResolver { return &eventResolver{r} }
 
 func (r *Resolver) EventDate() graph.EventDateResolver { return &eventDateResolver{r} }
@@ -106,9 +114,12 @@ func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{
 
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 
+func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
+
 type (
-	eventResolver     struct{ *Resolver }
-	eventDateResolver struct{ *Resolver }
-	mutationResolver  struct{ *Resolver }
-	queryResolver     struct{ *Resolver }
+	eventResolver        struct{ *Resolver }
+	eventDateResolver    struct{ *Resolver }
+	mutationResolver     struct{ *Resolver }
+	queryResolver        struct{ *Resolver }
+	subscriptionResolver struct{ *Resolver }
 )

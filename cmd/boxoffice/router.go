@@ -55,17 +55,26 @@ func (m *Main) Handler() http.Handler {
 		m.devPay.Routes(r)
 	}
 
+	subscriptions := graph.Live{Admit: m.Admission.Admit, Hub: m.Live,
+		InitTimeout: m.Config.LiveInitTimeout, PingInterval: m.Config.LivePingInterval}
+	graphQL := graph.NewHandler(m.Resolver, m.Log, m.Config.GraphQLLimits, subscriptions, graph.NewResponseCache(m.Catalog))
 	gql := chi.Chain(
 		m.Admission.Middleware(func(w http.ResponseWriter, _ *http.Request, err error) { graph.WriteError(w, err) }),
 		loaders.Middleware(m.Catalog),
-	).Handler(graph.NewHandler(m.Resolver, m.Log, m.Config.GraphQLLimits, graph.NewResponseCache(m.Catalog)))
+	).Handler(graphQL)
 	play := playground.Handler("/graphql", "/playground/assets/")
 	r.Handle("/playground/assets/*", play)
 	r.Post("/graphql", gql.ServeHTTP)
 	r.Options("/graphql", gql.ServeHTTP)
 	r.Get("/graphql", func(w http.ResponseWriter, r *http.Request) {
-		// A GET with a query is a GraphQL request; without one, a person
-		// opening the URL gets the playground.
+		// A WebSocket carries its key in connection_init, where the
+		// GraphQL handler admits it; a GET with a query is a GraphQL
+		// request; without one, a person opening the URL gets the
+		// playground.
+		if graph.IsWebSocket(r) {
+			graphQL.ServeHTTP(w, r)
+			return
+		}
 		if r.URL.Query().Has("query") {
 			gql.ServeHTTP(w, r)
 			return

@@ -21,6 +21,14 @@ type CursorPageInfo struct {
 	EndCursor *string `json:"endCursor,omitempty"`
 }
 
+// The live availability of the tickets of one event date.
+type DateAvailability struct {
+	// The event date, as in EventDate.id.
+	EventDateID int `json:"eventDateId"`
+	// Each ticket of the date, in the order EventDate.tickets lists them.
+	Tickets []*TicketAvailability `json:"tickets"`
+}
+
 // A Relay cursor connection over published events.
 type EventConnection struct {
 	// The events of this page with their cursors, in order.
@@ -43,6 +51,24 @@ type Mutation struct {
 }
 
 type Query struct {
+}
+
+// Live updates, over WebSocket at /graphql with the graphql-transport-ws
+// protocol (the graphql-ws client): send the key in connection_init's payload,
+// as {"X-API-Key": "svc_test_…"} or {"apiKey": "svc_test_…"}. Each
+// subscription first sends the current value, then each change; a client that
+// falls behind gets the latest value, not every one in between. An app may
+// hold a bounded number of connections and subscriptions on each server
+// (subscription_limit_reached).
+type Subscription struct {
+}
+
+// The live availability of one ticket.
+type TicketAvailability struct {
+	// The ticket, as in Ticket.id.
+	TicketID int `json:"ticketId"`
+	// As Ticket.quantityAvailable: quantity − sold − held, never below 0; 2147483647 when stock is unlimited.
+	QuantityAvailable int `json:"quantityAvailable"`
 }
 
 // How a list of events is ordered.
