@@ -2,7 +2,9 @@
 // HTML page that runs GraphiQL against the API's endpoint, and the GraphiQL
 // and React browser bundles it loads. The bundles are embedded in the binary
 // (see assets/VERSIONS.txt for their versions and licenses), so the
-// playground needs no CDN and no network beyond the API itself.
+// playground needs no CDN and no network beyond the API itself. GraphiQL's
+// bundle includes the graphql-ws client, which runs subscriptions over
+// WebSocket (graphql-transport-ws).
 package playground
 
 import (
@@ -90,6 +92,13 @@ query Catalog {
     }
   }
 }
+
+# Live updates run here too, over WebSocket with the same key: put a date id
+# from the answer above in Variables ({"date": 16}), run this operation, and
+# buy tickets meanwhile.
+subscription Availability($date: Int!) {
+  availabilityChanged(eventDateId: $date) { eventDateId tickets { ticketId quantityAvailable } }
+}
 `
 )
 
@@ -147,7 +156,12 @@ var pageTemplate = template.Must(template.New("playground").Parse(`<!DOCTYPE htm
 <script src="{{.GraphiQLJS}}"></script>
 <script>
   (function () {
-    var fetcher = GraphiQL.createFetcher({ url: {{.Endpoint}} });
+    // Subscriptions go over WebSocket to the same endpoint with GraphiQL's
+    // bundled graphql-ws client, which sends the Headers tab's values (the
+    // X-API-Key) as connection_init's payload; everything else is POSTed.
+    var ws = new URL({{.Endpoint}}, window.location.href);
+    ws.protocol = ws.protocol === "https:" ? "wss:" : "ws:";
+    var fetcher = GraphiQL.createFetcher({ url: {{.Endpoint}}, subscriptionUrl: ws.href });
     var root = ReactDOM.createRoot(document.getElementById("graphiql"));
     root.render(React.createElement(GraphiQL, {
       fetcher: fetcher,
