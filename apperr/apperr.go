@@ -91,6 +91,7 @@ var statuses = map[Code]int{
 	Internal:                  http.StatusInternalServerError,
 	DocumentTooLarge:          http.StatusUnprocessableEntity,
 	UnsupportedMediaType:      http.StatusUnsupportedMediaType,
+	SubscriptionLimitReached:  http.StatusTooManyRequests,
 }
 
 // Codes returns every code, sorted: the values a label naming a code can

@@ -9,4 +9,7 @@ const (
 	// UnsupportedMediaType refuses a GraphQL POST whose body is not
 	// application/json.
 	UnsupportedMediaType Code = "unsupported_media_type"
+	// SubscriptionLimitReached refuses a subscription, or a WebSocket
+	// connection, beyond what one app may hold open on an instance.
+	SubscriptionLimitReached Code = "subscription_limit_reached"
 )

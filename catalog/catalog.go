@@ -8,21 +8,10 @@ package catalog
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/store"
-)
-
-// Paging limits of GET /events (spec section 8).
-const (
-	DefaultPerPage = 20
-	MaxPerPage     = 100
 )
 
 // Service reads the published catalog.
@@ -32,104 +21,6 @@ type Service struct {
 	// Cache keeps what readers derive from the catalog between changes;
 	// nil keeps nothing.
 	Cache *Cache
-}
-
-// ListRequest is a page of events as a client asked for it, on either
-// API: a nil Page or PerPage was not given.
-type ListRequest struct {
-	Page        *int
-	PerPage     *int
-	Q           string
-	IncludePast bool
-}
-
-// ListParams selects a page of events: a ListRequest with the defaults and
-// limits applied (Params is the only way to make one from client input).
-type ListParams struct {
-	Page        int
-	PerPage     int
-	Q           string
-	IncludePast bool
-}
-
-// Page is one page of events with the paging facts the API reports.
-type Page struct {
-	Events     []store.Event
-	Page       int
-	PerPage    int
-	Total      int
-	TotalPages int
-}
-
-// HasNext reports whether a later page exists.
-func (p *Page) HasNext() bool { return p.Page < p.TotalPages }
-
-// HasPrev reports whether an earlier page exists.
-func (p *Page) HasPrev() bool { return p.Page > 1 }
-
-// MaxQLength is the longest name search, in characters.
-const MaxQLength = 200
-
-// Params is the paging rule of both APIs (spec section 8): page defaults
-// to 1 and per_page to 20; a given page or per_page must be a positive
-// integer; per_page above 100 is capped at 100; q is at most 200
-// characters of text without control characters.
-// Errors: validation_failed, details keyed page, per_page and q.
-func (r ListRequest) Params() (ListParams, error) {
-	d := apperr.Details{}
-	p := ListParams{Page: 1, PerPage: DefaultPerPage, Q: r.Q, IncludePast: r.IncludePast}
-	if r.Page != nil {
-		if *r.Page < 1 {
-			d.Add("page", "must be a positive integer")
-		}
-		p.Page = *r.Page
-	}
-	if r.PerPage != nil {
-		switch {
-		case *r.PerPage < 1:
-			d.Add("per_page", "must be a positive integer")
-		case *r.PerPage > MaxPerPage:
-			p.PerPage = MaxPerPage
-		default:
-			p.PerPage = *r.PerPage
-		}
-	}
-	switch {
-	case !utf8.ValidString(r.Q):
-		d.Add("q", "must be UTF-8 text")
-	case utf8.RuneCountInString(r.Q) > MaxQLength:
-		d.Add("q", fmt.Sprintf("must be at most %d characters", MaxQLength))
-	case strings.ContainsFunc(r.Q, unicode.IsControl):
-		d.Add("q", "must not contain control characters")
-	}
-	return p, apperr.Validation(d)
-}
-
-// offset is where a page starts, saturated: a page far beyond the last is
-// simply empty, never a wrapped-around earlier page.
-func (p ListParams) offset() int {
-	if p.Page <= 1 {
-		return 0
-	}
-	if p.Page-1 > math.MaxInt/p.PerPage {
-		return math.MaxInt
-	}
-	return (p.Page - 1) * p.PerPage
-}
-
-// ListEvents returns a page of visible events, newest first; p comes from
-// ListRequest.Params.
-func (s *Service) ListEvents(ctx context.Context, p ListParams) (*Page, error) {
-	events, total, err := store.ListEvents(ctx, s.DB, store.EventFilter{
-		Q: p.Q, IncludePast: p.IncludePast, Now: s.Now(), Limit: p.PerPage, Offset: p.offset(),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &Page{
-		Events: events, Page: p.Page, PerPage: p.PerPage, Total: total,
-		TotalPages: (total + p.PerPage - 1) / p.PerPage,
-	}, nil
 }
 
 // Event returns a visible event.

@@ -34,6 +34,7 @@ type ResolverRoot interface {
 	EventDate() EventDateResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
+	Subscription() SubscriptionResolver
 }
 
 type DirectiveRoot struct {
@@ -56,6 +57,18 @@ type ComplexityRoot struct {
 		CheckoutSession func(childComplexity int) int
 		Replayed        func(childComplexity int) int
 		UserErrors      func(childComplexity int) int
+	}
+
+	CursorPageInfo struct {
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
+	}
+
+	DateAvailability struct {
+		EventDateID func(childComplexity int) int
+		Tickets     func(childComplexity int) int
 	}
 
 	Event struct {
@@ -83,6 +96,12 @@ type ComplexityRoot struct {
 		UpdatedAt            func(childComplexity int) int
 	}
 
+	EventConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+		Timezone func(childComplexity int) int
+	}
+
 	EventDate struct {
 		Enddate          func(childComplexity int) int
 		EnddateDisplay   func(childComplexity int) int
@@ -105,6 +124,11 @@ type ComplexityRoot struct {
 		VenueSlug        func(childComplexity int) int
 		VenueState       func(childComplexity int) int
 		VenueStreet      func(childComplexity int) int
+	}
+
+	EventEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	EventPage struct {
@@ -149,10 +173,17 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Event     func(childComplexity int, id int) int
-		EventDate func(childComplexity int, id int) int
-		Events    func(childComplexity int, page *int, perPage *int, q *string, includePast *bool) int
-		Order     func(childComplexity int, reference string) int
+		Event            func(childComplexity int, id int) int
+		EventBySlug      func(childComplexity int, slug string) int
+		EventDate        func(childComplexity int, id int) int
+		Events           func(childComplexity int, page *int, perPage *int, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) int
+		EventsConnection func(childComplexity int, first *int, after *string, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) int
+		Order            func(childComplexity int, reference string) int
+	}
+
+	Subscription struct {
+		AvailabilityChanged func(childComplexity int, eventDateID int) int
+		OrderUpdated        func(childComplexity int, reference string) int
 	}
 
 	Ticket struct {
@@ -180,6 +211,11 @@ type ComplexityRoot struct {
 		SalesstartdateISO     func(childComplexity int) int
 		Ticketsperattendee    func(childComplexity int) int
 		Timezone              func(childComplexity int) int
+	}
+
+	TicketAvailability struct {
+		QuantityAvailable func(childComplexity int) int
+		TicketID          func(childComplexity int) int
 	}
 
 	UserError struct {
@@ -219,10 +255,16 @@ type MutationResolver interface {
 	CreateCheckoutSession(ctx context.Context, input model.CreateCheckoutSessionInput) (*model.CreateCheckoutSessionPayload, error)
 }
 type QueryResolver interface {
-	Events(ctx context.Context, page *int, perPage *int, q *string, includePast *bool) (*model.EventPage, error)
+	Events(ctx context.Context, page *int, perPage *int, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) (*model.EventPage, error)
+	EventsConnection(ctx context.Context, first *int, after *string, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) (*model.EventConnection, error)
+	EventBySlug(ctx context.Context, slug string) (*model.Event, error)
 	Event(ctx context.Context, id int) (*model.Event, error)
 	EventDate(ctx context.Context, id int) (*model.EventDate, error)
 	Order(ctx context.Context, reference string) (*checkout.OrderView, error)
+}
+type SubscriptionResolver interface {
+	OrderUpdated(ctx context.Context, reference string) (<-chan *checkout.OrderView, error)
+	AvailabilityChanged(ctx context.Context, eventDateID int) (<-chan *model.DateAvailability, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -316,6 +358,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CreateCheckoutSessionPayload.UserErrors(childComplexity), true
+
+	case "CursorPageInfo.endCursor":
+		if e.ComplexityRoot.CursorPageInfo.EndCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CursorPageInfo.EndCursor(childComplexity), true
+	case "CursorPageInfo.hasNextPage":
+		if e.ComplexityRoot.CursorPageInfo.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CursorPageInfo.HasNextPage(childComplexity), true
+	case "CursorPageInfo.hasPreviousPage":
+		if e.ComplexityRoot.CursorPageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CursorPageInfo.HasPreviousPage(childComplexity), true
+	case "CursorPageInfo.startCursor":
+		if e.ComplexityRoot.CursorPageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CursorPageInfo.StartCursor(childComplexity), true
+
+	case "DateAvailability.eventDateId":
+		if e.ComplexityRoot.DateAvailability.EventDateID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DateAvailability.EventDateID(childComplexity), true
+	case "DateAvailability.tickets":
+		if e.ComplexityRoot.DateAvailability.Tickets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DateAvailability.Tickets(childComplexity), true
 
 	case "Event.activeDatesCount":
 		if e.ComplexityRoot.Event.ActiveDatesCount == nil {
@@ -455,6 +535,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Event.UpdatedAt(childComplexity), true
 
+	case "EventConnection.edges":
+		if e.ComplexityRoot.EventConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventConnection.Edges(childComplexity), true
+	case "EventConnection.pageInfo":
+		if e.ComplexityRoot.EventConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventConnection.PageInfo(childComplexity), true
+	case "EventConnection.timezone":
+		if e.ComplexityRoot.EventConnection.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventConnection.Timezone(childComplexity), true
+
 	case "EventDate.enddate":
 		if e.ComplexityRoot.EventDate.Enddate == nil {
 			break
@@ -581,6 +680,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EventDate.VenueStreet(childComplexity), true
+
+	case "EventEdge.cursor":
+		if e.ComplexityRoot.EventEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventEdge.Cursor(childComplexity), true
+	case "EventEdge.node":
+		if e.ComplexityRoot.EventEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventEdge.Node(childComplexity), true
 
 	case "EventPage.nodes":
 		if e.ComplexityRoot.EventPage.Nodes == nil {
@@ -742,6 +854,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Event(childComplexity, args["id"].(int)), true
+	case "Query.eventBySlug":
+		if e.ComplexityRoot.Query.EventBySlug == nil {
+			break
+		}
+
+		args, err := ec.field_Query_eventBySlug_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.EventBySlug(childComplexity, args["slug"].(string)), true
 	case "Query.eventDate":
 		if e.ComplexityRoot.Query.EventDate == nil {
 			break
@@ -763,7 +886,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Events(childComplexity, args["page"].(*int), args["perPage"].(*int), args["q"].(*string), args["includePast"].(*bool)), true
+		return e.ComplexityRoot.Query.Events(childComplexity, args["page"].(*int), args["perPage"].(*int), args["q"].(*string), args["includePast"].(*bool), args["slug"].(*string), args["startsAfter"].(*string), args["startsBefore"].(*string), args["city"].(*string), args["venueId"].(*int), args["online"].(*bool), args["free"].(*bool), args["orderBy"].(*model.EventOrder)), true
+	case "Query.eventsConnection":
+		if e.ComplexityRoot.Query.EventsConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Query_eventsConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.EventsConnection(childComplexity, args["first"].(*int), args["after"].(*string), args["q"].(*string), args["includePast"].(*bool), args["slug"].(*string), args["startsAfter"].(*string), args["startsBefore"].(*string), args["city"].(*string), args["venueId"].(*int), args["online"].(*bool), args["free"].(*bool), args["orderBy"].(*model.EventOrder)), true
 
 	case "Query.order":
 		if e.ComplexityRoot.Query.Order == nil {
@@ -776,6 +910,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Order(childComplexity, args["reference"].(string)), true
+
+	case "Subscription.availabilityChanged":
+		if e.ComplexityRoot.Subscription.AvailabilityChanged == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_availabilityChanged_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.AvailabilityChanged(childComplexity, args["eventDateId"].(int)), true
+	case "Subscription.orderUpdated":
+		if e.ComplexityRoot.Subscription.OrderUpdated == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_orderUpdated_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.OrderUpdated(childComplexity, args["reference"].(string)), true
 
 	case "Ticket.currency":
 		if e.ComplexityRoot.Ticket.Currency == nil {
@@ -922,6 +1079,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Ticket.Timezone(childComplexity), true
 
+	case "TicketAvailability.quantityAvailable":
+		if e.ComplexityRoot.TicketAvailability.QuantityAvailable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketAvailability.QuantityAvailable(childComplexity), true
+	case "TicketAvailability.ticketId":
+		if e.ComplexityRoot.TicketAvailability.TicketID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketAvailability.TicketID(childComplexity), true
+
 	case "UserError.code":
 		if e.ComplexityRoot.UserError.Code == nil {
 			break
@@ -1056,6 +1226,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				Data: buf.Bytes(),
 			}
 		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
@@ -1097,6 +1284,7 @@ Conventions, for every field below:
 schema {
   query: Query
   mutation: Mutation
+  subscription: Subscription
 }
 
 "The entry points for reading the catalog and orders."
@@ -1113,7 +1301,57 @@ type Query {
     q: String
     "Also list events whose every date has ended."
     includePast: Boolean = false
+    "Only the event with this slug (events(slug:) lists it only while it is upcoming, unless includePast; eventBySlug always finds it)."
+    slug: String
+    "Only events with a date starting at or after this RFC 3339 instant, e.g. 2026-12-24T00:00:00Z."
+    startsAfter: String
+    "Only events with a date starting before this RFC 3339 instant; later than startsAfter."
+    startsBefore: String
+    "Only events with a date at a venue in this city (case-insensitive, whole name)."
+    city: String
+    "Only events with a date at this venue (Venue.id)."
+    venueId: Int
+    "true: only events with an online date; false: only events with a date at a venue."
+    online: Boolean
+    "true: only entirely free events (pricing.isEntirelyFree); false: only events with a paid ticket (pricing.hasPaidTickets)."
+    free: Boolean
+    "The order of the list: NEWEST (default) or SOONEST."
+    orderBy: EventOrder = NEWEST
   ): EventPage!
+  """
+  Published events as a Relay cursor connection: the first events after the
+  after cursor, with the same filters and order as events. Cursors are
+  opaque; pass a cursor back only with the same orderBy. Date filters
+  (startsAfter, startsBefore, city, venueId, online) keep an event when one
+  of its dates (upcoming ones, unless includePast) passes all of them.
+  """
+  eventsConnection(
+    "How many events to return: 1 to 100 (larger values are treated as 100), default 20."
+    first: Int,
+    "The endCursor (or any edge's cursor) of the previous page; omitted for the first page."
+    after: String,
+    "A case-insensitive substring of the event name."
+    q: String,
+    "Also list events whose every date has ended."
+    includePast: Boolean = false,
+    "Only the event with this slug."
+    slug: String,
+    "Only events with a date starting at or after this RFC 3339 instant."
+    startsAfter: String,
+    "Only events with a date starting before this RFC 3339 instant; later than startsAfter."
+    startsBefore: String,
+    "Only events with a date at a venue in this city (case-insensitive, whole name)."
+    city: String,
+    "Only events with a date at this venue (Venue.id)."
+    venueId: Int,
+    "true: only events with an online date; false: only events with a date at a venue."
+    online: Boolean,
+    "true: only entirely free events; false: only events with a paid ticket."
+    free: Boolean,
+    "The order of the connection: NEWEST (default) or SOONEST."
+    orderBy: EventOrder = NEWEST): EventConnection!
+  "The newest published event with this slug, past ones included. Error: event_not_found."
+  eventBySlug("The event's slug, as in Event.slug." slug: String!): Event
   "One published event, or null with the error event_not_found (missing, unpublished or hidden)."
   event(
     "The event's id."
@@ -1512,6 +1750,88 @@ type Ticket {
   "The event's IANA timezone."
   timezone: String!
 }
+
+"""
+Live updates, over WebSocket at /graphql with the graphql-transport-ws
+protocol (the graphql-ws client): send the key in connection_init's payload,
+as {"X-API-Key": "svc_test_…"} or {"apiKey": "svc_test_…"}. Each
+subscription first sends the current value, then each change; a client that
+falls behind gets the latest value, not every one in between. An app may
+hold a bounded number of connections and subscriptions on each server
+(subscription_limit_reached).
+"""
+type Subscription {
+  """
+  The order whenever its status, payment reference or updatedAt changes,
+  starting with its current state. Errors: environment_mismatch,
+  order_not_found, subscription_limit_reached.
+  """
+  orderUpdated("The order_reference of a checkout session of the calling app." reference: String!): Order!
+  """
+  The live availability of every ticket of an event date whenever it moves
+  (checkouts, payments, expiries, catalog imports, on any server), starting
+  with the current one. Errors: event_date_not_found,
+  subscription_limit_reached.
+  """
+  availabilityChanged("The event date, as in EventDate.id." eventDateId: Int!): DateAvailability!
+}
+
+"The live availability of the tickets of one event date."
+type DateAvailability {
+  "The event date, as in EventDate.id."
+  eventDateId: Int!
+  "Each ticket of the date, in the order EventDate.tickets lists them."
+  tickets: [TicketAvailability!]!
+}
+
+"The live availability of one ticket."
+type TicketAvailability {
+  "The ticket, as in Ticket.id."
+  ticketId: Int!
+  "As Ticket.quantityAvailable: quantity − sold − held, never below 0; 2147483647 when stock is unlimited."
+  quantityAvailable: Int!
+}
+
+"How a list of events is ordered."
+enum EventOrder {
+  "Newest first: by creation time, then id, descending."
+  NEWEST
+  """
+  Soonest first: by the earliest start among the dates the filters keep
+  (upcoming ones unless includePast), then id; events without one come last.
+  """
+  SOONEST
+}
+
+"A Relay cursor connection over published events."
+type EventConnection {
+  "The events of this page with their cursors, in order."
+  edges: [EventEdge!]!
+  "Where this page sits in the whole list."
+  pageInfo: CursorPageInfo!
+  "The timezone the catalog reports in."
+  timezone: String!
+}
+
+"One event of an EventConnection."
+type EventEdge {
+  "An opaque cursor: pass it as after to get the events that follow this one."
+  cursor: String!
+  "The event."
+  node: Event!
+}
+
+"Relay page information of a cursor connection."
+type CursorPageInfo {
+  "Whether more events follow this page."
+  hasNextPage: Boolean!
+  "Whether events precede this page (it was asked for after a cursor)."
+  hasPreviousPage: Boolean!
+  "The cursor of the first edge; null when the page is empty."
+  startCursor: String
+  "The cursor of the last edge; null when the page is empty. Pass it as after for the next page."
+  endCursor: String
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -1554,6 +1874,30 @@ func (ec *executionContext) childFields_CreateCheckoutSessionPayload(ctx context
 		return ec.fieldContext_CreateCheckoutSessionPayload_userErrors(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CreateCheckoutSessionPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_CursorPageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "hasNextPage":
+		return ec.fieldContext_CursorPageInfo_hasNextPage(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_CursorPageInfo_hasPreviousPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_CursorPageInfo_startCursor(ctx, field)
+	case "endCursor":
+		return ec.fieldContext_CursorPageInfo_endCursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CursorPageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_DateAvailability(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "eventDateId":
+		return ec.fieldContext_DateAvailability_eventDateId(ctx, field)
+	case "tickets":
+		return ec.fieldContext_DateAvailability_tickets(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DateAvailability", field.Name)
 }
 
 func (ec *executionContext) childFields_Event(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1606,6 +1950,18 @@ func (ec *executionContext) childFields_Event(ctx context.Context, field graphql
 	return nil, fmt.Errorf("no field named %q was found under type Event", field.Name)
 }
 
+func (ec *executionContext) childFields_EventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_EventConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_EventConnection_pageInfo(ctx, field)
+	case "timezone":
+		return ec.fieldContext_EventConnection_timezone(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EventConnection", field.Name)
+}
+
 func (ec *executionContext) childFields_EventDate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -1652,6 +2008,16 @@ func (ec *executionContext) childFields_EventDate(ctx context.Context, field gra
 		return ec.fieldContext_EventDate_tickets(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EventDate", field.Name)
+}
+
+func (ec *executionContext) childFields_EventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_EventEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_EventEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EventEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_EventPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1780,6 +2146,16 @@ func (ec *executionContext) childFields_Ticket(ctx context.Context, field graphq
 		return ec.fieldContext_Ticket_timezone(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Ticket", field.Name)
+}
+
+func (ec *executionContext) childFields_TicketAvailability(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ticketId":
+		return ec.fieldContext_TicketAvailability_ticketId(ctx, field)
+	case "quantityAvailable":
+		return ec.fieldContext_TicketAvailability_quantityAvailable(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TicketAvailability", field.Name)
 }
 
 func (ec *executionContext) childFields_UserError(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1976,6 +2352,20 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_eventBySlug_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "slug",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slug"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_eventDate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2001,6 +2391,108 @@ func (ec *executionContext) field_Query_event_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_eventsConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "q",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["q"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "includePast",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["includePast"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "slug",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slug"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "startsAfter",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startsAfter"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "startsBefore",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startsBefore"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "city",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["city"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "venueId",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["venueId"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "online",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["online"] = arg9
+	arg10, err := graphql.ProcessArgField(ctx, rawArgs, "free",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["free"] = arg10
+	arg11, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*model.EventOrder, error) {
+			return ec.unmarshalOEventOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg11
 	return args, nil
 }
 
@@ -2039,10 +2531,102 @@ func (ec *executionContext) field_Query_events_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["includePast"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "slug",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slug"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "startsAfter",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startsAfter"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "startsBefore",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startsBefore"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "city",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["city"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "venueId",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["venueId"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "online",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["online"] = arg9
+	arg10, err := graphql.ProcessArgField(ctx, rawArgs, "free",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["free"] = arg10
+	arg11, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*model.EventOrder, error) {
+			return ec.unmarshalOEventOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg11
 	return args, nil
 }
 
 func (ec *executionContext) field_Query_order_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reference",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reference"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_availabilityChanged_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "eventDateId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["eventDateId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_orderUpdated_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reference",
@@ -2414,6 +2998,153 @@ func (ec *executionContext) fieldContext_CreateCheckoutSessionPayload_userErrors
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CursorPageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.CursorPageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CursorPageInfo_hasNextPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasNextPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CursorPageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _CursorPageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.CursorPageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CursorPageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CursorPageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _CursorPageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.CursorPageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CursorPageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CursorPageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errNoChildren0)
+}
+
+func (ec *executionContext) _CursorPageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.CursorPageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CursorPageInfo_endCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CursorPageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errNoChildren0)
+}
+
+func (ec *executionContext) _DateAvailability_eventDateId(ctx context.Context, field graphql.CollectedField, obj *model.DateAvailability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DateAvailability_eventDateId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EventDateID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DateAvailability_eventDateId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DateAvailability", field, false, false, errNoChildren5)
+}
+
+func (ec *executionContext) _DateAvailability_tickets(ctx context.Context, field graphql.CollectedField, obj *model.DateAvailability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DateAvailability_tickets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tickets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.TicketAvailability) graphql.Marshaler {
+			return ec.marshalNTicketAvailability2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐTicketAvailabilityᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DateAvailability_tickets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DateAvailability",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TicketAvailability(ctx, field)
 		},
 	}
 	return fc, nil
@@ -2955,6 +3686,93 @@ func (ec *executionContext) fieldContext_Event_dates(ctx context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _EventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.EventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.EventEdge) graphql.Marshaler {
+			return ec.marshalNEventEdge2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EventEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.EventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CursorPageInfo) graphql.Marshaler {
+			return ec.marshalNCursorPageInfo2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCursorPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CursorPageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventConnection_timezone(ctx context.Context, field graphql.CollectedField, obj *model.EventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventConnection_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timezone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventConnection_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EventConnection", field, false, false, errNoChildren0)
+}
+
 func (ec *executionContext) _EventDate_id(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3451,6 +4269,61 @@ func (ec *executionContext) fieldContext_EventDate_tickets(_ context.Context, fi
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Ticket(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _EventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.EventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EventEdge", field, false, false, errNoChildren0)
+}
+
+func (ec *executionContext) _EventEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.EventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EventEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Event) graphql.Marshaler {
+			return ec.marshalNEvent2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EventEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Event(ctx, field)
 		},
 	}
 	return fc, nil
@@ -4034,7 +4907,7 @@ func (ec *executionContext) _Query_events(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Events(ctx, fc.Args["page"].(*int), fc.Args["perPage"].(*int), fc.Args["q"].(*string), fc.Args["includePast"].(*bool))
+			return ec.Resolvers.Query().Events(ctx, fc.Args["page"].(*int), fc.Args["perPage"].(*int), fc.Args["q"].(*string), fc.Args["includePast"].(*bool), fc.Args["slug"].(*string), fc.Args["startsAfter"].(*string), fc.Args["startsBefore"].(*string), fc.Args["city"].(*string), fc.Args["venueId"].(*int), fc.Args["online"].(*bool), fc.Args["free"].(*bool), fc.Args["orderBy"].(*model.EventOrder))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.EventPage) graphql.Marshaler {
@@ -4062,6 +4935,94 @@ func (ec *executionContext) fieldContext_Query_events(ctx context.Context, field
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_eventsConnection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_eventsConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().EventsConnection(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["q"].(*string), fc.Args["includePast"].(*bool), fc.Args["slug"].(*string), fc.Args["startsAfter"].(*string), fc.Args["startsBefore"].(*string), fc.Args["city"].(*string), fc.Args["venueId"].(*int), fc.Args["online"].(*bool), fc.Args["free"].(*bool), fc.Args["orderBy"].(*model.EventOrder))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.EventConnection) graphql.Marshaler {
+			return ec.marshalNEventConnection2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_eventsConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EventConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_eventsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_eventBySlug(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_eventBySlug(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().EventBySlug(ctx, fc.Args["slug"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Event) graphql.Marshaler {
+			return ec.marshalOEvent2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_eventBySlug(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Event(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_eventBySlug_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -4272,6 +5233,94 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___Schema(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_orderUpdated(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_orderUpdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().OrderUpdated(ctx, fc.Args["reference"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *checkout.OrderView) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐOrderView(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_orderUpdated(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_orderUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_availabilityChanged(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_availabilityChanged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().AvailabilityChanged(ctx, fc.Args["eventDateId"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DateAvailability) graphql.Marshaler {
+			return ec.marshalNDateAvailability2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐDateAvailability(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_availabilityChanged(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DateAvailability(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_availabilityChanged_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -4853,6 +5902,52 @@ func (ec *executionContext) _Ticket_timezone(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_Ticket_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
+}
+
+func (ec *executionContext) _TicketAvailability_ticketId(ctx context.Context, field graphql.CollectedField, obj *model.TicketAvailability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketAvailability_ticketId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TicketID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketAvailability_ticketId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketAvailability", field, false, false, errNoChildren5)
+}
+
+func (ec *executionContext) _TicketAvailability_quantityAvailable(ctx context.Context, field graphql.CollectedField, obj *model.TicketAvailability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketAvailability_quantityAvailable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.QuantityAvailable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketAvailability_quantityAvailable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketAvailability", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _UserError_code(ctx context.Context, field graphql.CollectedField, obj *model.UserError) (ret graphql.Marshaler) {
@@ -6521,6 +7616,106 @@ func (ec *executionContext) _CreateCheckoutSessionPayload(ctx context.Context, s
 	return out
 }
 
+var cursorPageInfoImplementors = []string{"CursorPageInfo"}
+
+func (ec *executionContext) _CursorPageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.CursorPageInfo) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cursorPageInfoImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CursorPageInfo")
+		case "hasNextPage":
+			out.Values[i] = ec._CursorPageInfo_hasNextPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasPreviousPage":
+			out.Values[i] = ec._CursorPageInfo_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._CursorPageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "endCursor":
+			out.Values[i] = ec._CursorPageInfo_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var dateAvailabilityImplementors = []string{"DateAvailability"}
+
+func (ec *executionContext) _DateAvailability(ctx context.Context, sel ast.SelectionSet, obj *model.DateAvailability) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dateAvailabilityImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DateAvailability")
+		case "eventDateId":
+			out.Values[i] = ec._DateAvailability_eventDateId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tickets":
+			out.Values[i] = ec._DateAvailability_tickets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
 var eventImplementors = []string{"Event"}
 
 func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *model.Event) graphql.Marshaler {
@@ -6676,6 +7871,56 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Values[i] = innerFunc(ctx, out)
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var eventConnectionImplementors = []string{"EventConnection"}
+
+func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.SelectionSet, obj *model.EventConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eventConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EventConnection")
+		case "edges":
+			out.Values[i] = ec._EventConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._EventConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timezone":
+			out.Values[i] = ec._EventConnection_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -6882,6 +8127,51 @@ func (ec *executionContext) _EventDate(ctx context.Context, sel ast.SelectionSet
 			}
 
 			out.Values[i] = innerFunc(ctx, out)
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var eventEdgeImplementors = []string{"EventEdge"}
+
+func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet, obj *model.EventEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, eventEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EventEdge")
+		case "cursor":
+			out.Values[i] = ec._EventEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._EventEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -7282,6 +8572,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "eventsConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_eventsConnection(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "eventBySlug":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_eventBySlug(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "event":
 			field := field
 
@@ -7383,6 +8717,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	}
 
 	return out
+}
+
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "orderUpdated":
+		return ec._Subscription_orderUpdated(ctx, fields[0])
+	case "availabilityChanged":
+		return ec._Subscription_availabilityChanged(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
 }
 
 var ticketImplementors = []string{"Ticket"}
@@ -7514,6 +8870,51 @@ func (ec *executionContext) _Ticket(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "timezone":
 			out.Values[i] = ec._Ticket_timezone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var ticketAvailabilityImplementors = []string{"TicketAvailability"}
+
+func (ec *executionContext) _TicketAvailability(ctx context.Context, sel ast.SelectionSet, obj *model.TicketAvailability) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ticketAvailabilityImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TicketAvailability")
+		case "ticketId":
+			out.Values[i] = ec._TicketAvailability_ticketId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "quantityAvailable":
+			out.Values[i] = ec._TicketAvailability_quantityAvailable(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -8111,6 +9512,26 @@ func (ec *executionContext) unmarshalNCreateCheckoutSessionInput2githubᚗcomᚋ
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNCursorPageInfo2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCursorPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.CursorPageInfo) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CursorPageInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDateAvailability2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐDateAvailability(ctx context.Context, sel ast.SelectionSet, v *model.DateAvailability) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DateAvailability(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNDateTime2string(ctx context.Context, v any) (string, error) {
 	res, err := model.UnmarshalDateTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -8169,6 +9590,16 @@ func (ec *executionContext) marshalNEvent2ᚖgithubᚗcomᚋboxofficeᚋboxoffic
 	return ec._Event(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNEventConnection2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventConnection(ctx context.Context, sel ast.SelectionSet, v *model.EventConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EventConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNEventDate2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventDateᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.EventDate) graphql.Marshaler {
 	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -8193,6 +9624,32 @@ func (ec *executionContext) marshalNEventDate2ᚖgithubᚗcomᚋboxofficeᚋboxo
 		return graphql.Null
 	}
 	return ec._EventDate(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNEventEdge2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.EventEdge) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNEventEdge2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNEventEdge2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventEdge(ctx context.Context, sel ast.SelectionSet, v *model.EventEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EventEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNEventPage2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventPage(ctx context.Context, sel ast.SelectionSet, v *model.EventPage) graphql.Marshaler {
@@ -8229,6 +9686,16 @@ func (ec *executionContext) marshalNMoney2ᚖgithubᚗcomᚋboxofficeᚋboxoffic
 		return graphql.Null
 	}
 	return ec._Money(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐOrderView(ctx context.Context, sel ast.SelectionSet, v *checkout.OrderView) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Order(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNOrderStatus2string(ctx context.Context, v any) (string, error) {
@@ -8307,6 +9774,32 @@ func (ec *executionContext) marshalNTicket2ᚖgithubᚗcomᚋboxofficeᚋboxoffi
 		return graphql.Null
 	}
 	return ec._Ticket(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTicketAvailability2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐTicketAvailabilityᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.TicketAvailability) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTicketAvailability2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐTicketAvailability(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTicketAvailability2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐTicketAvailability(ctx context.Context, sel ast.SelectionSet, v *model.TicketAvailability) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TicketAvailability(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNUserError2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐUserErrorᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
@@ -8582,6 +10075,22 @@ func (ec *executionContext) marshalOEventDate2ᚖgithubᚗcomᚋboxofficeᚋboxo
 		return graphql.Null
 	}
 	return ec._EventDate(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOEventOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventOrder(ctx context.Context, v any) (*model.EventOrder, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.EventOrder)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOEventOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEventOrder(ctx context.Context, sel ast.SelectionSet, v *model.EventOrder) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v any) (*float64, error) {

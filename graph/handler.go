@@ -25,11 +25,15 @@ import (
 const QueryCacheBytes = 16 << 20
 
 // NewHandler returns the /graphql HTTP handler over the resolvers: GraphQL
-// over HTTP (httpTransport: POST, GET for queries; OPTIONS), a parsed-query
-// cache, introspection on, depth and complexity limits, automatic persisted queries, errors shaped by Present
+// over HTTP (httpTransport: POST, GET for queries; OPTIONS), subscriptions
+// over WebSocket (live), a parsed-query cache, introspection on, depth and
+// complexity limits, automatic persisted queries, errors shaped by Present
 // and panics turned into internal_error, plus any further extensions.
-func NewHandler(root ResolverRoot, log *slog.Logger, limits DocumentLimits, exts ...graphql.HandlerExtension) http.Handler {
+func NewHandler(root ResolverRoot, log *slog.Logger, limits DocumentLimits, live Live, exts ...graphql.HandlerExtension) http.Handler {
 	srv := handler.New(NewExecutableSchema(Config{Resolvers: root, Complexity: complexity()}))
+	if live.Hub != nil {
+		srv.AddTransport(live.transport(log))
+	}
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(httpTransport{log: log})
 	// A parsed document is charged 40 times its text: TestParsedQueryCost
@@ -44,6 +48,7 @@ func NewHandler(root ResolverRoot, log *slog.Logger, limits DocumentLimits, exts
 	srv.Use(extension.AutomaticPersistedQuery{Cache: newBoundedCache(QueryCacheBytes, func(h, q string) int { return len(h) + len(q) })})
 	// After APQ has filled in the text, before gqlgen parses it.
 	srv.Use(documentGuard{limits: limits})
+	srv.Use(liveOperations{admit: live.Admit, log: log})
 	for _, e := range exts {
 		srv.Use(e)
 	}
@@ -55,7 +60,16 @@ func NewHandler(root ResolverRoot, log *slog.Logger, limits DocumentLimits, exts
 		return apperr.New(apperr.Internal, "Internal error.")
 	})
 	slots := max(4, 2*runtime.GOMAXPROCS(0))
-	return readBody(bodyTimeout, admit(slots, slots/2, srv))
+	operations := readBody(bodyTimeout, admit(slots, slots/2, srv))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if IsWebSocket(r) {
+			// A socket lives for minutes or hours: it must not hold an
+			// execution slot. Its subscriptions are bounded by live.Hub.
+			srv.ServeHTTP(w, r)
+			return
+		}
+		operations.ServeHTTP(w, r)
+	})
 }
 
 // Present shapes every GraphQL error: extensions.code is the REST error code

@@ -6,6 +6,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/graph/model"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -30,10 +31,14 @@ const (
 // complexity estimates list fields by their size.
 func complexity() ComplexityRoot {
 	var c ComplexityRoot
-	c.Query.Events = func(child int, _ *int, perPage *int, _ *string, _ *bool) int {
+	c.Query.Events = func(child int, _ *int, perPage *int, _ *string, _ *bool, _, _, _, _ *string, _ *int, _, _ *bool, _ *model.EventOrder) int {
 		// The page size the resolver will use (a refused perPage is
 		// charged the default; the request fails anyway).
 		p, _ := catalog.ListRequest{PerPage: perPage}.Params()
+		return 1 + p.PerPage*child
+	}
+	c.Query.EventsConnection = func(child int, first *int, _ *string, _ *string, _ *bool, _, _, _, _ *string, _ *int, _, _ *bool, _ *model.EventOrder) int {
+		p, _ := catalog.ListRequest{First: first}.Params()
 		return 1 + p.PerPage*child
 	}
 	c.Event.Dates = func(child int, _ *bool) int { return 1 + datesPerEvent*child }

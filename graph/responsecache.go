@@ -73,7 +73,9 @@ var (
 
 // catalogRoots are the Query fields whose answers depend on the catalog
 // and live stock only.
-var catalogRoots = map[string]bool{"events": true, "event": true, "eventDate": true, "__typename": true}
+var catalogRoots = map[string]bool{
+	"events": true, "eventsConnection": true, "event": true, "eventBySlug": true, "eventDate": true, "__typename": true,
+}
 
 // responseKey identifies one operation with its inputs.
 type responseKey struct {

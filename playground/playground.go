@@ -2,7 +2,9 @@
 // HTML page that runs GraphiQL against the API's endpoint, and the GraphiQL
 // and React browser bundles it loads. The bundles are embedded in the binary
 // (see assets/VERSIONS.txt for their versions and licenses), so the
-// playground needs no CDN and no network beyond the API itself.
+// playground needs no CDN and no network beyond the API itself. GraphiQL's
+// bundle includes the graphql-ws client, which runs subscriptions over
+// WebSocket (graphql-transport-ws).
 package playground
 
 import (
@@ -92,6 +94,13 @@ query Catalog {
       dates { id startdateDisplay venue { name city } tickets { name effectivePriceMoney { amount currency } quantityAvailable } }
     }
   }
+}
+
+# Live updates run here too, over WebSocket with the same key: put a date id
+# from the answer above in Variables ({"date": 16}), run this operation, and
+# buy tickets meanwhile.
+subscription Availability($date: Int!) {
+  availabilityChanged(eventDateId: $date) { eventDateId tickets { ticketId quantityAvailable } }
 }
 `
 )
@@ -200,7 +209,9 @@ var pageTemplate = template.Must(template.New("playground").Parse(`<!DOCTYPE htm
     function fetcherFor(key) {
       var opts = { url: endpoint };
       if (subscriptionUrl) {
-        opts.subscriptionUrl = subscriptionUrl;
+        var ws = new URL(subscriptionUrl, window.location.href);
+        if (ws.protocol === "https:") { ws.protocol = "wss:"; } else if (ws.protocol === "http:") { ws.protocol = "ws:"; }
+        opts.subscriptionUrl = ws.href;
         opts.wsConnectionParams = key ? { "X-API-Key": key } : {};
       }
       var base = GraphiQL.createFetcher(opts);

@@ -67,8 +67,10 @@ type (
 		event       int64
 		includePast bool
 	}
-	venueKey   int64 // *model.Venue
-	ticketsKey int64 // []*model.Ticket of a date, availability as last read
+	venueKey   int64              // *model.Venue
+	ticketsKey int64              // []*model.Ticket of a date, availability as last read
+	connKey    catalog.ListParams // *model.EventConnection
+	slugKey    string             // *model.Event
 )
 
 func one[V any](V) int       { return 1 }
@@ -103,6 +105,58 @@ func (r *Resolver) eventsPage(ctx context.Context, p catalog.ListParams) (*model
 		},
 		Timezone: catalog.DefaultTimezone,
 	}, nil
+}
+
+// EventsConnection is Query.eventsConnection: the visible events after a
+// cursor, each with its own cursor.
+// Errors: validation_failed (catalog.ListRequest.Params).
+func (r *Resolver) EventsConnection(ctx context.Context, req catalog.ListRequest) (*model.EventConnection, error) {
+	p, err := req.Params()
+	if err != nil {
+		return nil, err
+	}
+	return catalog.Cached(ctx, loaders.For(ctx).Cache, connKey(p),
+		func(c *model.EventConnection) int { return rows(c.Edges) },
+		func() (*model.EventConnection, error) { return r.eventsConnection(ctx, p) })
+}
+
+func (r *Resolver) eventsConnection(ctx context.Context, p catalog.ListParams) (*model.EventConnection, error) {
+	s, err := r.Catalog.EventsAfter(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := r.events(ctx, s.Events)
+	if err != nil {
+		return nil, err
+	}
+	c := &model.EventConnection{
+		Edges:    make([]*model.EventEdge, len(nodes)),
+		PageInfo: &model.CursorPageInfo{HasNextPage: s.HasNext, HasPreviousPage: s.HasPrev},
+		Timezone: catalog.DefaultTimezone,
+	}
+	for i, n := range nodes {
+		c.Edges[i] = &model.EventEdge{Cursor: s.Cursors[i], Node: n}
+	}
+	if len(nodes) > 0 {
+		c.PageInfo.StartCursor, c.PageInfo.EndCursor = &s.Cursors[0], &s.Cursors[len(nodes)-1]
+	}
+	return c, nil
+}
+
+// EventBySlug is Query.eventBySlug: the newest visible event with this slug.
+// Errors: event_not_found.
+func (r *Resolver) EventBySlug(ctx context.Context, slug string) (*model.Event, error) {
+	return catalog.Cached(ctx, loaders.For(ctx).Cache, slugKey(slug), one, func() (*model.Event, error) {
+		e, err := r.Catalog.EventBySlug(ctx, slug)
+		if err != nil {
+			return nil, err
+		}
+		evs, err := r.events(ctx, []store.Event{*e})
+		if err != nil {
+			return nil, err
+		}
+		return evs[0], nil
+	})
 }
 
 // EventByID is Query.event and GET /events/{id}.

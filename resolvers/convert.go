@@ -105,6 +105,15 @@ func toTicket(t *store.Ticket, tz string) *model.Ticket {
 	}
 }
 
+// toAvailability converts the stock rows of a date's tickets.
+func toAvailability(dateID int64, stock []store.Ticket) *model.DateAvailability {
+	out := &model.DateAvailability{EventDateID: int(dateID), Tickets: make([]*model.TicketAvailability, len(stock))}
+	for i := range stock {
+		out.Tickets[i] = &model.TicketAvailability{TicketID: int(stock[i].ID), QuantityAvailable: int(catalog.Available(&stock[i]))}
+	}
+	return out
+}
+
 // withStock copies kept tickets with the availability of their stock rows
 // (same tickets, same order); ok is false when the two no longer match.
 func withStock(kept []*model.Ticket, stock []store.Ticket) (out []*model.Ticket, ok bool) {

@@ -9,11 +9,14 @@ import (
 
 	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/checkout"
+	"github.com/boxoffice/boxoffice/live"
 )
 
 // Resolver is the dependency-injection root of the resolvers.
 type Resolver struct {
 	Catalog  *catalog.Service
 	Checkout *checkout.Service
-	Now      func() time.Time
+	// Live fans changes out to subscriptions.
+	Live *live.Hub
+	Now  func() time.Time
 }

@@ -36,10 +36,9 @@ func (r *mutationResolver) CreateCheckoutSession(ctx context.Context, input mode
 	return checkoutPayload(s, report.Replayed, err)
 }
 
-func (r *queryResolver) Events(ctx context.Context, page *int, perPage *int, q *string, includePast *bool) (*model.EventPage, error) {
-	p, err := r.EventsPage(ctx, catalog.ListRequest{
-		Page: page, PerPage: perPage, Q: deref(q), IncludePast: deref(includePast),
-	})
+func (r *queryResolver) Events(ctx context.Context, page *int, perPage *int, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) (*model.EventPage, error) {
+	p, err := r.EventsPage(ctx, listRequest(catalog.ListRequest{Page: page, PerPage: perPage},
+		q, includePast, slug, startsAfter, startsBefore, city, venueID, online, free, orderBy))
 	if err != nil {
 		return nil, graphQLPaths(err, "")
 	}
@@ -51,6 +50,41 @@ func (r *queryResolver) Events(ctx context.Context, page *int, perPage *int, q *
 		}
 	}
 	return p, nil
+}
+
+func (r *queryResolver) EventsConnection(ctx context.Context, first *int, after *string, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) (*model.EventConnection, error) {
+	c, err := r.Resolver.EventsConnection(ctx, listRequest(catalog.ListRequest{First: first, After: after},
+		q, includePast, slug, startsAfter, startsBefore, city, venueID, online, free, orderBy))
+	if err != nil {
+		return nil, graphQLPaths(err, "")
+	}
+	op := graphql.GetOperationContext(ctx)
+	for _, f := range graphql.CollectFieldsCtx(ctx, []string{"EventConnection"}) {
+		if f.Name != "edges" {
+			continue
+		}
+		for _, g := range graphql.CollectFields(op, f.Selections, []string{"EventEdge"}) {
+			if g.Name != "node" {
+				continue
+			}
+			nodes := make([]*model.Event, len(c.Edges))
+			for i, e := range c.Edges {
+				nodes[i] = e.Node
+			}
+			if err := r.prefetchLevels(ctx, nodes, g.Selections); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return c, nil
+}
+
+func (r *queryResolver) EventBySlug(ctx context.Context, slug string) (*model.Event, error) {
+	ev, err := r.Resolver.EventBySlug(ctx, slug)
+	if err != nil {
+		return nil, err
+	}
+	return ev, r.prefetchLevels(ctx, []*model.Event{ev}, graphql.GetFieldContext(ctx).Field.Selections)
 }
 
 func (r *queryResolver) Event(ctx context.Context, id int) (*model.Event, error) {
@@ -73,6 +107,14 @@ func (r *queryResolver) Order(ctx context.Context, reference string) (*checkout.
 	return r.Resolver.Order(ctx, reference)
 }
 
+func (r *subscriptionResolver) OrderUpdated(ctx context.Context, reference string) (<-chan *checkout.OrderView, error) {
+	return r.Resolver.OrderUpdated(ctx, reference)
+}
+
+func (r *subscriptionResolver) AvailabilityChanged(ctx context.Context, eventDateID int) (<-chan *model.DateAvailability, error) {
+	return r.Resolver.AvailabilityChanged(ctx, int64(eventDateID))
+}
+
 func (r *Resolver) CheckoutSession() graph.CheckoutSessionResolver {
 	return &checkoutSessionResolver{r}
 }
@@ -85,10 +127,13 @@ func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{
 
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 
+func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
+
 type (
 	checkoutSessionResolver struct{ *Resolver }
 	eventResolver           struct{ *Resolver }
 	eventDateResolver       struct{ *Resolver }
 	mutationResolver        struct{ *Resolver }
 	queryResolver           struct{ *Resolver }
+	subscriptionResolver    struct{ *Resolver }
 )

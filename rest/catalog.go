@@ -23,9 +23,13 @@ type eventsMeta struct {
 // listEvents is GET /api/v1/events (spec 4.1).
 func (h *Handler) listEvents(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
+	v := r.URL.Query()
 	req := catalog.ListRequest{
 		Page: q.int("page"), PerPage: q.int("per_page"),
-		Q: r.URL.Query().Get("q"), IncludePast: q.bool("include_past"),
+		Q: v.Get("q"), IncludePast: q.bool("include_past"),
+		Slug: v.Get("slug"), StartsAfter: v.Get("starts_after"), StartsBefore: v.Get("starts_before"),
+		City: v.Get("city"), VenueID: q.int("venue_id"), Online: q.optBool("online"), Free: q.optBool("free"),
+		OrderBy: v.Get("order_by"),
 	}
 	if err := q.err(); err != nil {
 		h.fail(w, r, err)

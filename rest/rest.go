@@ -154,6 +154,15 @@ func (q *query) bool(name string) bool {
 	return v
 }
 
+// optBool reads a boolean parameter; nil when absent.
+func (q *query) optBool(name string) *bool {
+	if q.r.URL.Query().Get(name) == "" {
+		return nil
+	}
+	v := q.bool(name)
+	return &v
+}
+
 func (q *query) err() error { return apperr.Validation(q.details) }
 
 // pathID reads an integer path parameter; anything else is notFound.

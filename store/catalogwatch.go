@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +18,8 @@ const CatalogChannel = "boxoffice_catalog"
 // since they read it, so what they derived from it can be kept until then.
 // It learns of changes from the database's own triggers, whoever writes:
 // this server, another instance, or `boxoffice catalog import` in another
-// process.
+// process. On PostgreSQL its connection is the process's one LISTEN
+// connection: it also hands live changes (LiveChannel) to OnLive's function.
 type CatalogWatch struct {
 	db        *DB
 	log       *slog.Logger
@@ -27,6 +29,7 @@ type CatalogWatch struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 	done      chan struct{}
+	onLive    atomic.Pointer[func(kind, key string)]
 }
 
 // NewCatalogWatch watches db from the first Version call until Close, so
@@ -47,7 +50,7 @@ func (w *CatalogWatch) Version(ctx context.Context) (version uint64, ok bool) {
 		return 0, false
 	}
 	if w.db.Postgres() {
-		w.start.Do(func() { go w.listen(w.ctx, w.log) })
+		w.Listen()
 		// Read the version before the flag: a reconnect bumps the version
 		// after setting the flag, so a stale version never pairs with true.
 		v := w.version.Load()
@@ -58,6 +61,26 @@ func (w *CatalogWatch) Version(ctx context.Context) (version uint64, ok bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// Listen starts the listening connection (PostgreSQL only) unless it has
+// started; Version starts it too.
+func (w *CatalogWatch) Listen() {
+	if w.db.Postgres() {
+		w.start.Do(func() { go w.listen(w.ctx, w.log) })
+	}
+}
+
+// OnLive makes fn hear of every live change of this database's schema
+// (kind LiveOrder or LiveStock, and its key) the listener receives, and of
+// every (re)connection of the listener, with kind "": changes may have
+// been missed while it was not listening. fn must not block.
+func (w *CatalogWatch) OnLive(fn func(kind, key string)) { w.onLive.Store(&fn) }
+
+func (w *CatalogWatch) live(kind, key string) {
+	if fn := w.onLive.Load(); fn != nil {
+		(*fn)(kind, key)
+	}
 }
 
 // Close stops the listener, if it started, and waits for it.
@@ -103,19 +126,32 @@ func (w *CatalogWatch) session(ctx context.Context, connected func()) error {
 	if err := conn.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
 		return err
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+CatalogChannel); err != nil {
-		return err
+	// The catalog channel last: it is the statement pg_stat_activity shows
+	// for this connection, by which tests find the listener.
+	for _, ch := range []string{LiveChannel, CatalogChannel} {
+		if _, err := conn.Exec(ctx, "LISTEN "+ch); err != nil {
+			return err
+		}
 	}
 	w.listening.Store(true)
 	w.version.Add(1)
+	w.live("", "")
 	connected()
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
 		}
-		if n.Payload == schema {
-			w.version.Add(1)
+		switch n.Channel {
+		case CatalogChannel:
+			if n.Payload == schema {
+				w.version.Add(1)
+			}
+		case LiveChannel:
+			// "KIND KEY SCHEMA": neither kind nor key holds a space.
+			if parts := strings.SplitN(n.Payload, " ", 3); len(parts) == 3 && parts[2] == schema {
+				w.live(parts[0], parts[1])
+			}
 		}
 	}
 }

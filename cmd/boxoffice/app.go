@@ -17,6 +17,7 @@ import (
 	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/idempotency"
 	"github.com/boxoffice/boxoffice/jobs"
+	"github.com/boxoffice/boxoffice/live"
 	"github.com/boxoffice/boxoffice/observe"
 	"github.com/boxoffice/boxoffice/payments"
 	"github.com/boxoffice/boxoffice/payments/devpay"
@@ -61,6 +62,13 @@ type Config struct {
 	// Clock is every service's clock; nil is the real one (tests move
 	// their own instead of sleeping).
 	Clock func() time.Time
+	// Live bounds each app's subscriptions and WebSocket connections per
+	// instance, and sets how often SQLite is polled for changes.
+	Live live.Config
+	// LiveInitTimeout bounds how long a WebSocket may take to send
+	// connection_init; LivePingInterval is how often the server pings one.
+	LiveInitTimeout  time.Duration
+	LivePingInterval time.Duration
 	// PaymentProvider takes live payments: "paystack", "dev" (development
 	// only, explicitly), or "" (none: live paid checkout answers 503).
 	PaymentProvider   string
@@ -79,7 +87,9 @@ func DefaultConfig() Config {
 		FreeDailyAppCap: d.FreeDailyAppCap, FreeDailyBuyerEventCap: d.FreeDailyBuyerEventCap,
 		WebhookRetryBase: webhook.DefaultRetryBase, Jobs: jobs.DefaultConfig(),
 		RateLimits: ratelimit.DefaultConfig(), MaxBodyBytes: 1 << 20,
-		GraphQLLimits: graph.DefaultDocumentLimits(),
+		GraphQLLimits:   graph.DefaultDocumentLimits(),
+		Live:            live.DefaultConfig(),
+		LiveInitTimeout: graph.DefaultLive().InitTimeout, LivePingInterval: graph.DefaultLive().PingInterval,
 	}
 }
 
@@ -103,8 +113,11 @@ type Main struct {
 	Payments    payments.Provider
 	devPay      *devpay.Provider
 	Resolver    *resolvers.Resolver
-	// CatalogWatch tells the catalog cache when the catalog changed.
+	// CatalogWatch tells the catalog cache when the catalog changed, and
+	// Live of order and stock changes.
 	CatalogWatch *store.CatalogWatch
+	// Live fans order and stock changes out to GraphQL subscriptions.
+	Live *live.Hub
 
 	limitStore *ratelimit.Store
 	trusted    []netip.Prefix
@@ -144,6 +157,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.CatalogWatch = store.NewCatalogWatch(db, log)
 	m.Catalog = &catalog.Service{DB: db, Now: now,
 		Cache: catalog.NewCache(db, m.CatalogWatch, now, catalog.DefaultCacheBudget)}
+	m.Live = live.New(db, m.CatalogWatch, cfg.Live, log)
 	m.Auth = &auth.Authenticator{DB: db}
 	m.Admission = &admission.Gate{Auth: m.Auth, Limits: m.Limits}
 	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks}
@@ -164,7 +178,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 			return err
 		}
 	}
-	m.Resolver = &resolvers.Resolver{Catalog: m.Catalog, Checkout: m.Checkout, Now: now}
+	m.Resolver = &resolvers.Resolver{Catalog: m.Catalog, Checkout: m.Checkout, Live: m.Live, Now: now}
 	jc := cfg.Jobs
 	jc.RetryBase = cfg.WebhookRetryBase
 	runner, err := jobs.New(db, m.Webhooks, m.Checkout, jc, log)
@@ -226,8 +240,10 @@ func (m *Main) purge(ctx context.Context) {
 	}
 }
 
-// Close releases the catalog watch, the database and Redis.
+// Close ends live subscriptions and releases the catalog watch, the
+// database and Redis.
 func (m *Main) Close() error {
+	m.Live.Close()
 	m.CatalogWatch.Close()
 	return errors.Join(m.limitStore.Close(), m.DB.Close())
 }
@@ -249,6 +265,9 @@ func (m *Main) Serve(ctx context.Context, ln, admin net.Listener) error {
 	if err := m.Jobs.Start(jobsCtx); err != nil {
 		return fmt.Errorf("start jobs: %w", err)
 	}
+	// Shutdown waits for requests, not for hijacked connections: close the
+	// WebSockets, which clients then reopen elsewhere.
+	servers[0].RegisterOnShutdown(m.Live.Shutdown)
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
 		go func() { errc <- srv.Serve(listeners[i]) }()

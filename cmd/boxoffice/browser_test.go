@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -194,4 +195,96 @@ func TestSandboxPageInBrowser(t *testing.T) {
 	require.NoError(t, verify.Verify(tb.demo.App.WebhookSecret, d.Header, d.Body), "order.paid signature")
 	ev := d.event(t)
 	require.Equal(t, ref, ev["data"].(map[string]any)["order"].(map[string]any)["reference"])
+}
+
+// TestPlaygroundSubscriptionInBrowser runs a subscription in the GraphiQL
+// playground as a person does, in headless Chromium: the key in the
+// Headers tab, the subscription in the editor, the run button; the result
+// pane shows the current availability, then the new one after a live
+// checkout elsewhere. It proves the embedded GraphiQL bundle's graphql-ws
+// client, the page's subscriptionUrl and the server agree.
+func TestPlaygroundSubscriptionInBrowser(t *testing.T) {
+	execPath := chromiumPath(t)
+	tb := liveSetup(t, storetest.MustOpen(t, "sqlite"))
+	date, reg := tb.demo.Catalog.EventDates["DEMO-HIGHLIFE-1"], tb.demo.Catalog.Tickets["DEMO-HIGHLIFE-REG"]
+
+	output := &syncBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("chromium output (D-Bus noise left out):\n%s", output.withoutDBus())
+		}
+	})
+	profile := t.TempDir()
+	base, cancelBase := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancelBase)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(execPath),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1280, 900),
+		chromedp.CombinedOutput(output),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(base, opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() {
+		_ = chromedp.Cancel(ctx)
+		cancelCtx()
+	})
+	run := func(step string, actions ...chromedp.Action) {
+		t.Helper()
+		require.NoError(t, chromedp.Run(ctx, actions...), "browser: %s", step)
+	}
+	// result is the result pane's text once it contains want.
+	result := func(step, want string) string {
+		t.Helper()
+		var text string
+		t.Cleanup(func() {
+			if t.Failed() {
+				var now string
+				_ = chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector('.result-window .CodeMirror').CodeMirror.getValue() + " | query: " + document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.getValue()`, &now))
+				t.Logf("result pane at %s: %s; hub %+v", step, now, tb.m.Live.Stats())
+			}
+		})
+		run(step, chromedp.Poll(`(function () {
+			var t = document.querySelector('.result-window .CodeMirror').CodeMirror.getValue();
+			return t.indexOf(`+strconv.Quote(want)+`) >= 0 ? t : false;
+		})()`, &text, chromedp.WithPollingTimeout(liveWait)))
+		return text
+	}
+
+	query := fmt.Sprintf(`subscription { availabilityChanged(eventDateId: %d) { tickets { ticketId quantityAvailable } } }`, date)
+	headers := fmt.Sprintf(`{"X-API-Key": %q}`, tb.testKey)
+	// GraphiQL starts from what the browser stored (the page persists
+	// headers): store the key and the subscription, as typing them in and
+	// reloading would, so the run button runs exactly them.
+	var shown string
+	run("open the playground with the key and the subscription, press run",
+		chromedp.Navigate(tb.srv.URL+"/graphql"),
+		chromedp.WaitVisible(`.graphiql-query-editor .CodeMirror`, chromedp.ByQuery),
+		chromedp.Evaluate(fmt.Sprintf(`localStorage.clear();
+			localStorage.setItem("graphiql:query", %s);
+			localStorage.setItem("graphiql:headers", %s);`, strconv.Quote(query), strconv.Quote(headers)), nil),
+		chromedp.Reload(),
+		chromedp.WaitVisible(`.graphiql-query-editor .CodeMirror`, chromedp.ByQuery),
+		chromedp.Poll(`(function () {
+			var q = document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.getValue();
+			return q.indexOf("availabilityChanged") >= 0 ? q : false;
+		})()`, &shown, chromedp.WithPollingTimeout(liveWait)),
+		chromedp.Click(`.graphiql-execute-button`, chromedp.ByQuery, chromedp.NodeVisible),
+	)
+	require.Equal(t, query, shown)
+	first := result("the current availability", `"quantityAvailable": 586`)
+	require.Contains(t, first, fmt.Sprintf(`"ticketId": %d`, reg))
+
+	res := tb.checkout(t, tb.liveKey, newIdemKey(), tb.highlife(2))
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Raw)
+	result("the availability after a live checkout", `"quantityAvailable": 584`)
+	waitFor(t, liveWait, "the playground's subscription", func() bool { return tb.m.Live.Stats().Subscriptions == 1 })
 }

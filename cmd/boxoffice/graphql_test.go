@@ -156,7 +156,7 @@ func bigCatalog(n int, now time.Time) *catalog.File {
 	str := func(s string) *string { return &s }
 	f := &catalog.File{}
 	for v := 0; v < 3; v++ {
-		f.Venues = append(f.Venues, catalog.VenueSpec{Reference: fmt.Sprintf("V%d", v), Name: "Venue", Slug: "venue"})
+		f.Venues = append(f.Venues, catalog.VenueSpec{Reference: fmt.Sprintf("V%d", v), Name: "Venue", Slug: "venue", City: str("Accra")})
 	}
 	for e := 0; e < n; e++ {
 		ev := catalog.EventSpec{Reference: fmt.Sprintf("E%d", e), Name: fmt.Sprintf("Event %d", e), Slug: "event", Published: true}
@@ -214,14 +214,41 @@ func TestQueryCount(t *testing.T) {
 		if !db.Postgres() {
 			version = 1
 		}
+		// The cursor connection and the discovery filters, soonest first.
+		connQ := `query($n: Int!) { eventsConnection(first: $n, city: "Accra", free: false, orderBy: SOONEST) {
+			pageInfo { hasNextPage endCursor } edges { cursor node { id name pricing { isEntirelyFree }
+			dates { id venueName venue { name } tickets { id effectivePrice quantityAvailable } } } } } }`
+		conn := func(cold bool, n int) int {
+			return count(cold, func() *response { return tb.graphql(t, tb.testKey, connQ, map[string]any{"n": n}) })
+		}
+		since := time.Now().UTC().Add(-time.Hour).Format(time.RFC3339)
+		filtered := func(cold bool, n int) int {
+			return count(cold, func() *response {
+				return tb.get(t, fmt.Sprintf("/api/v1/events?per_page=%d&city=Accra&free=false&order_by=soonest&starts_after=%s",
+					n, since), tb.testKey)
+			})
+		}
 		g5, g50, warmG5, warmG50 := gql(true, 5), gql(true, 50), gql(false, 5), gql(false, 50)
 		r5, r100, warmR5, warmR100 := rest(true, 5), rest(true, 100), rest(false, 5), rest(false, 100)
+		c5, c50, warmC5, warmC50 := conn(true, 5), conn(true, 50), conn(false, 5), conn(false, 50)
+		f5, f100, warmF5, warmF100 := filtered(true, 5), filtered(true, 100), filtered(false, 5), filtered(false, 100)
 		t.Logf("statements: graphql 5 events=%d 50 events=%d (warm %d, %d); rest per_page=5 %d, per_page=100 %d (warm %d, %d)",
 			g5, g50, warmG5, warmG50, r5, r100, warmR5, warmR100)
+		t.Logf("statements: eventsConnection first 5=%d 50=%d (warm %d, %d); filtered rest per_page=5 %d, per_page=100 %d (warm %d, %d)",
+			c5, c50, warmC5, warmC50, f5, f100, warmF5, warmF100)
 		require.Equal(t, g5, g50, "GraphQL statements grow with the page")
 		require.Equal(t, r5, r100, "REST statements grow with the page")
 		require.Equal(t, warmG5, warmG50, "warm GraphQL statements grow with the page")
 		require.Equal(t, warmR5, warmR100, "warm REST statements grow with the page")
+		require.Equal(t, c5, c50, "connection statements grow with the page")
+		require.Equal(t, f5, f100, "filtered REST statements grow with the page")
+		require.Equal(t, warmC5, warmC50, "warm connection statements grow with the page")
+		require.Equal(t, warmF5, warmF100, "warm filtered REST statements grow with the page")
+		// The connection counts nothing: one statement fewer than a page.
+		require.LessOrEqual(t, c50, 7+version)
+		require.LessOrEqual(t, f100, 6+version)
+		require.Equal(t, 2+version, warmC50)
+		require.Equal(t, 1+version, warmF100)
 		// Cold REST: auth + when the next date ends + count + page + dates +
 		// pricing fields. GraphQL adds the full tickets and the venues.
 		require.LessOrEqual(t, r100, 6+version)

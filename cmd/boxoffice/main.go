@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/boxoffice/boxoffice/graph"
+	"github.com/boxoffice/boxoffice/live"
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/urfave/cli/v3"
@@ -107,6 +108,12 @@ func globalFlags() []cli.Flag {
 			Usage: "most fragment definitions in a GraphQL document"},
 		&cli.IntFlag{Name: "graphql-max-spreads", Value: defaults.GraphQLLimits.Spreads, Sources: cli.EnvVars("GRAPHQL_MAX_SPREADS"),
 			Usage: "most fragment spreads written in a GraphQL document"},
+		&cli.IntFlag{Name: "graphql-max-subscriptions", Value: defaults.Live.MaxSubscriptions, Sources: cli.EnvVars("GRAPHQL_MAX_SUBSCRIPTIONS"),
+			Usage: "live subscriptions one app (per environment) may hold open on this instance"},
+		&cli.IntFlag{Name: "graphql-max-connections", Value: defaults.Live.MaxConnections, Sources: cli.EnvVars("GRAPHQL_MAX_CONNECTIONS"),
+			Usage: "GraphQL WebSocket connections one app (per environment) may hold open on this instance"},
+		&cli.DurationFlag{Name: "live-poll-interval", Value: defaults.Live.PollInterval, Sources: cli.EnvVars("LIVE_POLL_INTERVAL"),
+			Usage: "how often SQLite is asked for order and stock changes while anyone subscribes (PostgreSQL notifies)"},
 		&cli.IntFlag{Name: "graphql-max-nesting", Value: defaults.GraphQLLimits.Depth, Sources: cli.EnvVars("GRAPHQL_MAX_NESTING"),
 			Usage: "deepest nesting of selection sets as written in a GraphQL document"},
 	}
@@ -141,6 +148,11 @@ func configFrom(cmd *cli.Command) Config {
 			Fragments: cmd.Int("graphql-max-fragments"), Spreads: cmd.Int("graphql-max-spreads"),
 			Depth: cmd.Int("graphql-max-nesting"),
 		},
+		Live: live.Config{
+			MaxSubscriptions: cmd.Int("graphql-max-subscriptions"), MaxConnections: cmd.Int("graphql-max-connections"),
+			PollInterval: cmd.Duration("live-poll-interval"),
+		},
+		LiveInitTimeout: defaults.LiveInitTimeout, LivePingInterval: defaults.LivePingInterval,
 		PaymentProvider:   cmd.String("payment-provider"),
 		PaystackSecretKey: cmd.String("paystack-secret-key"),
 		PaystackBaseURL:   cmd.String("paystack-base-url"),

@@ -55,16 +55,25 @@ func (m *Main) Handler() http.Handler {
 		m.devPay.Routes(r)
 	}
 
+	subscriptions := graph.Live{Admit: m.Admission.Admit, Hub: m.Live,
+		InitTimeout: m.Config.LiveInitTimeout, PingInterval: m.Config.LivePingInterval}
+	graphQL := graph.NewHandler(m.Resolver, m.Log, m.Config.GraphQLLimits, subscriptions, graph.NewResponseCache(m.Catalog))
 	gql := chi.Chain(
 		m.Admission.Middleware(func(w http.ResponseWriter, r *http.Request, err error) { graph.WriteError(w, r, err) }),
 		loaders.Middleware(m.Catalog),
-	).Handler(graph.NewHandler(m.Resolver, m.Log, m.Config.GraphQLLimits, graph.NewResponseCache(m.Catalog)))
-	play := playground.Handler("/graphql", "/playground/assets/")
+	).Handler(graphQL)
+	play := playground.Handler("/graphql", "/playground/assets/", playground.WithSubscriptions("/graphql"))
 	r.Handle("/playground/assets/*", play)
 	r.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// A GET (or HEAD) with neither a query nor a persisted-query hash is
-		// a person opening the URL: the playground. Everything else is
-		// GraphQL over HTTP, which answers wrong methods and media types.
+		// A WebSocket carries its key in connection_init, where the GraphQL
+		// handler admits it. A GET (or HEAD) with neither a query nor a
+		// persisted-query hash is a person opening the URL: the playground.
+		// Everything else is GraphQL over HTTP, which answers wrong methods
+		// and media types.
+		if graph.IsWebSocket(r) {
+			graphQL.ServeHTTP(w, r)
+			return
+		}
 		q := r.URL.Query()
 		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && !q.Has("query") && !q.Has("extensions") {
 			play.ServeHTTP(w, r)

@@ -2,10 +2,132 @@
 
 package model
 
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// Relay page information of a cursor connection.
+type CursorPageInfo struct {
+	// Whether more events follow this page.
+	HasNextPage bool `json:"hasNextPage"`
+	// Whether events precede this page (it was asked for after a cursor).
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the first edge; null when the page is empty.
+	StartCursor *string `json:"startCursor,omitempty"`
+	// The cursor of the last edge; null when the page is empty. Pass it as after for the next page.
+	EndCursor *string `json:"endCursor,omitempty"`
+}
+
+// The live availability of the tickets of one event date.
+type DateAvailability struct {
+	// The event date, as in EventDate.id.
+	EventDateID int `json:"eventDateId"`
+	// Each ticket of the date, in the order EventDate.tickets lists them.
+	Tickets []*TicketAvailability `json:"tickets"`
+}
+
+// A Relay cursor connection over published events.
+type EventConnection struct {
+	// The events of this page with their cursors, in order.
+	Edges []*EventEdge `json:"edges"`
+	// Where this page sits in the whole list.
+	PageInfo *CursorPageInfo `json:"pageInfo"`
+	// The timezone the catalog reports in.
+	Timezone string `json:"timezone"`
+}
+
+// One event of an EventConnection.
+type EventEdge struct {
+	// An opaque cursor: pass it as after to get the events that follow this one.
+	Cursor string `json:"cursor"`
+	// The event.
+	Node *Event `json:"node"`
+}
+
 // The entry points that change something.
 type Mutation struct {
 }
 
 // The entry points for reading the catalog and orders.
 type Query struct {
+}
+
+// Live updates, over WebSocket at /graphql with the graphql-transport-ws
+// protocol (the graphql-ws client): send the key in connection_init's payload,
+// as {"X-API-Key": "svc_test_…"} or {"apiKey": "svc_test_…"}. Each
+// subscription first sends the current value, then each change; a client that
+// falls behind gets the latest value, not every one in between. An app may
+// hold a bounded number of connections and subscriptions on each server
+// (subscription_limit_reached).
+type Subscription struct {
+}
+
+// The live availability of one ticket.
+type TicketAvailability struct {
+	// The ticket, as in Ticket.id.
+	TicketID int `json:"ticketId"`
+	// As Ticket.quantityAvailable: quantity − sold − held, never below 0; 2147483647 when stock is unlimited.
+	QuantityAvailable int `json:"quantityAvailable"`
+}
+
+// How a list of events is ordered.
+type EventOrder string
+
+const (
+	// Newest first: by creation time, then id, descending.
+	EventOrderNewest EventOrder = "NEWEST"
+	// Soonest first: by the earliest start among the dates the filters keep
+	// (upcoming ones unless includePast), then id; events without one come last.
+	EventOrderSoonest EventOrder = "SOONEST"
+)
+
+var AllEventOrder = []EventOrder{
+	EventOrderNewest,
+	EventOrderSoonest,
+}
+
+func (e EventOrder) IsValid() bool {
+	switch e {
+	case EventOrderNewest, EventOrderSoonest:
+		return true
+	}
+	return false
+}
+
+func (e EventOrder) String() string {
+	return string(e)
+}
+
+func (e *EventOrder) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = EventOrder(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid EventOrder", str)
+	}
+	return nil
+}
+
+func (e EventOrder) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *EventOrder) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e EventOrder) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }

@@ -1,0 +1,193 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/stretchr/testify/require"
+)
+
+// newHub is a hub over a fresh SQLite database whose poller runs but
+// never sees a change (nothing writes): the test says what changed.
+func newHub(t *testing.T, cfg Config) *Hub {
+	t.Helper()
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = time.Hour
+	}
+	h := New(storetest.MustOpen(t, "sqlite"), nil, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(h.Close)
+	return h
+}
+
+// source is a topic's value that the test moves, counting reads.
+type source struct {
+	mu    sync.Mutex
+	v     int
+	err   error
+	reads atomic.Int64
+}
+
+func (s *source) read(context.Context) (int, error) {
+	s.reads.Add(1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.v, s.err
+}
+
+func (s *source) set(v int, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.v, s.err = v, err
+}
+
+func recv(t *testing.T, ch <-chan int) int {
+	t.Helper()
+	select {
+	case v, ok := <-ch:
+		require.True(t, ok, "channel closed")
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatal("no value")
+		return 0
+	}
+}
+
+// settle waits until the poller's first poll (which reads every topic
+// again) is done and no read is under way.
+func settle(t *testing.T, h *Hub) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.polls == 0 {
+			return false
+		}
+		for _, tp := range h.topics {
+			if tp.running {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, time.Millisecond)
+}
+
+func TestHub(t *testing.T) {
+	t.Parallel()
+	t.Run("OneReadPerChangeForAll", func(t *testing.T) {
+		t.Parallel()
+		h := newHub(t, DefaultConfig())
+		src := &source{v: 1}
+		var chans []<-chan int
+		for range 5 {
+			ch, err := Subscribe(context.Background(), h, "test:1", OrderTopic("sbx_a"), src.read)
+			require.NoError(t, err)
+			chans = append(chans, ch)
+		}
+		for _, ch := range chans {
+			require.Equal(t, 1, recv(t, ch), "the current value first")
+		}
+		settle(t, h)
+		before := src.reads.Load()
+		src.set(2, nil)
+		h.changed(OrderTopic("sbx_a").Kind, "sbx_a")
+		for _, ch := range chans {
+			require.Equal(t, 2, recv(t, ch))
+		}
+		settle(t, h)
+		require.Equal(t, before+1, src.reads.Load(), "five subscribers, one read")
+
+		// A change of another topic reads nothing of this one; a value
+		// that did not change is not sent again.
+		h.changed(OrderTopic("sbx_b").Kind, "sbx_b")
+		h.changed(StockTopic(7).Kind, "7")
+		h.changed(OrderTopic("sbx_a").Kind, "sbx_a")
+		settle(t, h)
+		require.Equal(t, before+2, src.reads.Load())
+		for _, ch := range chans {
+			require.Empty(t, ch)
+		}
+	})
+	t.Run("LatestWins", func(t *testing.T) {
+		t.Parallel()
+		h := newHub(t, DefaultConfig())
+		src := &source{}
+		ch, err := Subscribe(context.Background(), h, "test:1", StockTopic(1), src.read)
+		require.NoError(t, err)
+		settle(t, h)
+		for v := 1; v <= 10; v++ {
+			src.set(v, nil)
+			h.changed(StockTopic(1).Kind, "1")
+			settle(t, h)
+		}
+		require.Equal(t, 10, recv(t, ch), "a slow subscriber finds the newest value only")
+		require.Empty(t, ch)
+	})
+	t.Run("ReadErrorsRetry", func(t *testing.T) {
+		t.Parallel()
+		h := newHub(t, DefaultConfig())
+		src := &source{err: errors.New("database down")}
+		ch, err := Subscribe(context.Background(), h, "test:1", StockTopic(1), src.read)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return src.reads.Load() >= 2 }, 10*time.Second, time.Millisecond, "retried")
+		src.set(5, nil)
+		require.Equal(t, 5, recv(t, ch))
+	})
+	t.Run("Limits", func(t *testing.T) {
+		t.Parallel()
+		h := newHub(t, Config{MaxSubscriptions: 2, MaxConnections: 1})
+		src := &source{}
+		ctx, cancel := context.WithCancel(context.Background())
+		a, err := Subscribe(ctx, h, "live:1", StockTopic(1), src.read)
+		require.NoError(t, err)
+		_, err = Subscribe(context.Background(), h, "live:1", StockTopic(2), src.read)
+		require.NoError(t, err)
+		_, err = Subscribe(context.Background(), h, "live:1", StockTopic(3), src.read)
+		ae := apperr.From(err)
+		require.Equal(t, apperr.SubscriptionLimitReached, ae.Code)
+		require.Equal(t, 429, ae.Status())
+		require.Equal(t, "This app already has 2 live subscriptions open on this server; complete one first.", ae.Message)
+		_, err = Subscribe(context.Background(), h, "test:1", StockTopic(3), src.read)
+		require.NoError(t, err, "another tenant")
+
+		cancel()
+		for range a { // drained and closed
+		}
+		_, err = Subscribe(context.Background(), h, "live:1", StockTopic(3), src.read)
+		require.NoError(t, err, "an ended subscription frees its place")
+
+		connCtx, release, err := h.Connect(context.Background(), "live:1")
+		require.NoError(t, err)
+		_, _, err = h.Connect(context.Background(), "live:1")
+		require.Equal(t, "This app already has 1 live connections open on this server; close one first.", apperr.From(err).Message)
+		h.Shutdown()
+		<-connCtx.Done()
+		release()
+		release()
+		_, release, err = h.Connect(context.Background(), "live:1")
+		require.NoError(t, err)
+		release()
+	})
+	t.Run("CloseFreesEverything", func(t *testing.T) {
+		t.Parallel()
+		h := newHub(t, DefaultConfig())
+		src := &source{}
+		ctx, cancel := context.WithCancel(context.Background())
+		ch, err := Subscribe(ctx, h, "test:1", StockTopic(1), src.read)
+		require.NoError(t, err)
+		recv(t, ch)
+		require.True(t, h.Stats().Polling)
+		cancel()
+		require.Eventually(t, func() bool { return h.Stats() == Stats{} }, 10*time.Second, time.Millisecond, "the poller stops with the last topic")
+		h.Close()
+		_, err = Subscribe(context.Background(), h, "test:1", StockTopic(1), src.read)
+		require.ErrorIs(t, err, errClosed)
+	})
+}

@@ -1,0 +1,39 @@
+package store
+
+import (
+	"context"
+
+	"github.com/uptrace/bun"
+)
+
+// LiveChannel is the PostgreSQL channel the order and stock triggers
+// notify; a payload reads "KIND KEY SCHEMA".
+const LiveChannel = "boxoffice_live"
+
+// Kinds of live change.
+const (
+	// LiveOrder: an order's status, payment reference or updated_at
+	// changed; the key is its reference.
+	LiveOrder = "order"
+	// LiveStock: the quantity, sold or held of a date's tickets moved, or
+	// a ticket was added or removed; the key is the event date id.
+	LiveStock = "stock"
+)
+
+// LiveVersions returns SQLite's live change counters by kind (LiveOrder,
+// LiveStock): each moves whenever a change of its kind commits, from any
+// process sharing the file. PostgreSQL notifies instead (LiveChannel).
+func LiveVersions(ctx context.Context, db bun.IDB) (map[string]uint64, error) {
+	var rows []struct {
+		Kind string `bun:"kind"`
+		N    uint64 `bun:"n"`
+	}
+	if err := db.NewRaw("SELECT kind, n FROM live_version").Scan(ctx, &rows); err != nil {
+		return nil, translate(err)
+	}
+	out := make(map[string]uint64, len(rows))
+	for _, r := range rows {
+		out[r.Kind] = r.N
+	}
+	return out, nil
+}
