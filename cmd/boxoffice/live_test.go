@@ -442,6 +442,10 @@ func TestSubscriptionsNoLeak(t *testing.T) {
 			c.close()
 		}
 		idle()
+		if db.Postgres() {
+			tb.catalogWatched(t) // the listener is connected and listening
+			require.Equal(t, 1, listeners(t, db))
+		}
 		before := liveGoroutines()
 
 		cs := open(10)
