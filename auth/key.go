@@ -1,6 +1,8 @@
-// Package auth authenticates partner requests by API key: it issues keys,
-// stores only their hashes, and turns an X-API-Key header into the calling
-// app's identity or one of the spec's authentication errors.
+// Package auth authenticates partners. API requests carry a key: it issues
+// keys, stores only their hashes, and turns an X-API-Key header into the
+// calling app's identity or one of the spec's authentication errors. People
+// sign in to the developer portal with a password, stored as an argon2id
+// hash made and checked here.
 package auth
 
 import (
@@ -10,6 +12,7 @@ import (
 	"encoding/hex"
 	"strings"
 
+	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/store"
 )
 
@@ -42,6 +45,15 @@ func NewKey(env string) (key, hash, hint string) {
 func HashKey(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:])
+}
+
+// CheckEnv refuses an environment other than test and live.
+// Errors: validation_failed (env).
+func CheckEnv(env string) error {
+	if env != store.EnvTest && env != store.EnvLive {
+		return apperr.Invalid("env", "%q is not one of test, live", env)
+	}
+	return nil
 }
 
 func prefixOf(env string) string {

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/store"
@@ -26,9 +28,19 @@ func main() {
 	err := newCLI(os.Stdout, os.Stderr).Run(ctx, os.Args)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "boxoffice: "+oneLine(err.Error()))
+		fmt.Fprintln(os.Stderr, "boxoffice: "+oneLine(describe(err)))
 		os.Exit(1)
 	}
+}
+
+// describe is what an error prints as: a refusal's own message (its code
+// is for the APIs and the portal), any other error in full.
+func describe(err error) string {
+	var e *apperr.Error
+	if errors.As(err, &e) && e.Status() < 500 {
+		return e.Message
+	}
+	return err.Error()
 }
 
 // oneLine keeps an error to the one line OPERATOR.md promises, unless it is
