@@ -84,6 +84,8 @@ func securityHeaders(next http.Handler) http.Handler {
 		// Reset links carry their token in the path: never send it on.
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		// Pages hold account data and one-time secrets; assets say otherwise.
+		h.Set("Cache-Control", "no-store")
 		next.ServeHTTP(w, r)
 	})
 }

@@ -210,7 +210,6 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
 }
