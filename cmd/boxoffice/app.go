@@ -21,6 +21,7 @@ import (
 	"github.com/boxoffice/boxoffice/payments"
 	"github.com/boxoffice/boxoffice/payments/devpay"
 	"github.com/boxoffice/boxoffice/payments/paystack"
+	"github.com/boxoffice/boxoffice/portal"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/resolvers"
@@ -62,6 +63,12 @@ type Config struct {
 	PaystackBaseURL   string
 	// LiveFreeDisabled switches live free checkout off.
 	LiveFreeDisabled bool
+	// Portal configures the developer portal: session length and sign-in
+	// limits (its BaseURL is PublicBaseURL).
+	Portal portal.Config
+	// Password are the costs of portal password hashes (tests lower them);
+	// zero means auth.DefaultPasswordParams.
+	Password auth.PasswordParams
 }
 
 // DefaultConfig returns OPERATOR.md's defaults.
@@ -73,7 +80,7 @@ func DefaultConfig() Config {
 		FreeDailyAppCap: d.FreeDailyAppCap, FreeDailyBuyerEventCap: d.FreeDailyBuyerEventCap,
 		WebhookRetryBase: webhook.DefaultRetryBase, Jobs: jobs.DefaultConfig(),
 		RateLimits: ratelimit.DefaultConfig(), MaxBodyBytes: 1 << 20,
-		GraphQLLimits: graph.DefaultDocumentLimits(),
+		GraphQLLimits: graph.DefaultDocumentLimits(), Portal: portal.DefaultConfig(),
 	}
 }
 
@@ -87,6 +94,7 @@ type Main struct {
 	Catalog     *catalog.Service
 	Auth        *auth.Authenticator
 	Provision   *provision.Service
+	Portal      *portal.Service
 	Idempotency *idempotency.Service
 	Checkout    *checkout.Service
 	Webhooks    *webhook.Service
@@ -136,10 +144,13 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 		Cache: catalog.NewCache(db, m.CatalogWatch, now, catalog.DefaultCacheBudget)}
 	m.Auth = &auth.Authenticator{DB: db}
 	m.Admission = &admission.Gate{Auth: m.Auth, Limits: m.Limits}
-	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks}
+	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks, Password: cfg.Password}
 	m.Idempotency = &idempotency.Service{DB: db, Now: now}
 	m.Webhooks = &webhook.Service{DB: db, Now: now, Log: log, Client: webhook.NewClient(cfg.AllowPrivateWebhooks),
 		AllowPrivate: cfg.AllowPrivateWebhooks, Observe: m.Metrics.Webhook}
+	pc := cfg.Portal
+	pc.BaseURL = cfg.PublicBaseURL
+	m.Portal = portal.NewService(db, m.Provision, m.Webhooks, m.limitStore, cfg.RateLimits.Namespace(), now, pc)
 	if err := m.openPayments(cfg); err != nil {
 		return nil, err
 	}
@@ -194,11 +205,13 @@ func (m *Main) Migrate(ctx context.Context) error {
 	return jobs.Migrate(ctx, m.DB)
 }
 
-// purgeEvery is how often serve deletes expired idempotency keys.
+// purgeEvery is how often serve deletes expired idempotency keys and portal
+// sessions.
 const purgeEvery = 5 * time.Minute
 
-// purge deletes expired idempotency keys until ctx ends. Expired keys are
-// also ignored (and removed) when met, so this only keeps the table small.
+// purge deletes expired idempotency keys and portal sessions until ctx
+// ends. Both are also ignored (and removed) when met, so this only keeps
+// the tables small.
 func (m *Main) purge(ctx context.Context) {
 	t := time.NewTicker(purgeEvery)
 	defer t.Stop()
@@ -207,6 +220,11 @@ func (m *Main) purge(ctx context.Context) {
 			m.Log.Warn("purging idempotency keys failed", "error", err)
 		} else if n > 0 {
 			m.Log.Info("purged expired idempotency keys", "count", n)
+		}
+		if n, err := m.Portal.PurgeSessions(ctx); err != nil && ctx.Err() == nil {
+			m.Log.Warn("purging portal sessions failed", "error", err)
+		} else if n > 0 {
+			m.Log.Info("purged expired portal sessions", "count", n)
 		}
 		select {
 		case <-ctx.Done():
