@@ -59,8 +59,8 @@ func newAppView(p *AppPage) *appView {
 				row.Code = "HTTP " + strconv.FormatInt(*last.StatusCode, 10)
 			}
 			row.Latency = strconv.FormatInt(last.LatencyMS, 10) + " ms"
-			if last.Error != nil {
-				row.Error = *last.Error
+			if last.Error != nil && last.StatusCode == nil {
+				row.Code, row.Error = "no answer", deliveryProblem(*last.Error)
 			}
 		}
 		v.Events = append(v.Events, row)
@@ -71,6 +71,26 @@ func newAppView(p *AppPage) *appView {
 			Created: when(o.CreatedAt), Updated: when(o.UpdatedAt)})
 	}
 	return v
+}
+
+// deliveryProblem says why a delivery got no answer, in words that name
+// nothing of the service's own network (resolvers, addresses).
+func deliveryProblem(err string) string {
+	for _, p := range []struct{ in, say string }{
+		{"no webhook URL", "the app has no webhook URL"},
+		{"must be https", "the webhook URL must be https://"},
+		{"not a public address", "the URL leads to an address that is not public"},
+		{"no such host", "the host name does not resolve"},
+		{"connection refused", "the connection was refused"},
+		{"Client.Timeout", "no answer within 10 s"},
+		{"deadline exceeded", "no answer within 10 s"},
+		{"certificate", "the receiver's TLS certificate was not accepted"},
+	} {
+		if strings.Contains(err, p.in) {
+			return p.say
+		}
+	}
+	return "the connection failed"
 }
 
 // notices are what an app page says after a change (?done=…).
