@@ -36,12 +36,13 @@ func NewKey(env string) (key, hash, hint string) {
 	b := make([]byte, keyBytes)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
 	body := strings.ToLower(keyEncoding.EncodeToString(b))
-	key = prefixOf(env) + body
+	key = Prefix(env) + body
 	return key, HashKey(key), body[len(body)-4:]
 }
 
-// HashKey returns the stored form of a key: hex SHA-256. Keys carry 160
-// random bits, so a fast hash is enough; a slow one would only cost latency.
+// HashKey returns the stored form of a key (or of a portal session or reset
+// token): hex SHA-256. Keys carry 160 random bits and tokens 256, so a fast
+// hash is enough; a slow one would only cost latency.
 func HashKey(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:])
@@ -56,7 +57,9 @@ func CheckEnv(env string) error {
 	return nil
 }
 
-func prefixOf(env string) string {
+// Prefix returns the prefix of keys of env: svc_live_ for live, svc_test_
+// otherwise.
+func Prefix(env string) string {
 	if env == store.EnvLive {
 		return LivePrefix
 	}

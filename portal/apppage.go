@@ -42,11 +42,7 @@ func newAppView(p *AppPage) *appView {
 	for _, env := range []string{store.EnvTest, store.EnvLive} {
 		row := keyRow{Env: env}
 		if k := p.Keys[env]; k != nil {
-			prefix := auth.TestPrefix
-			if env == store.EnvLive {
-				prefix = auth.LivePrefix
-			}
-			row.Active, row.Masked, row.Created = true, prefix+"…"+k.Hint, when(k.CreatedAt)
+			row.Active, row.Masked, row.Created = true, auth.Prefix(env)+"…"+k.Hint, when(k.CreatedAt)
 		}
 		v.Keys = append(v.Keys, row)
 	}

@@ -3,6 +3,7 @@ package portal
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -278,8 +279,11 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, err error, p *p
 		return
 	case e.Code == apperr.RateLimitExceeded:
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
-		minutes := (e.RetryAfter + 59) / 60
-		e = apperr.New(e.Code, "Too many attempts. Wait %d minute%s and try again.", minutes, map[bool]string{true: "", false: "s"}[minutes == 1])
+		wait := fmt.Sprintf("%d minutes", (e.RetryAfter+59)/60)
+		if e.RetryAfter <= 60 {
+			wait = "a minute"
+		}
+		e = apperr.New(e.Code, "Too many attempts. Wait %s and try again.", wait)
 	}
 	p.Err, p.Session = e, sess
 	h.render(w, r, e.Status(), name, p)

@@ -15,9 +15,7 @@ package portal
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"strings"
 	"sync"
@@ -25,6 +23,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/audit"
+	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/store"
@@ -104,14 +103,7 @@ func newToken() (token, hash string) {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	token = base64.RawURLEncoding.EncodeToString(b)
-	return token, hashToken(token)
-}
-
-// hashToken is the stored form of a token: hex SHA-256. Tokens carry 256
-// random bits, so a fast hash is enough.
-func hashToken(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
+	return token, auth.HashKey(token)
 }
 
 // ErrNotSignedIn is the answer for a missing, unknown, expired or ended

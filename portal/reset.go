@@ -7,6 +7,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/audit"
+	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/uptrace/bun"
 )
@@ -51,18 +52,20 @@ var errResetLink = apperr.New(apperr.NotFound, "This reset link is not valid: it
 // ResetAccount returns the account a usable reset link is for.
 // Errors: not_found (unknown, used or expired link).
 func (s *Service) ResetAccount(ctx context.Context, token string) (*store.Account, error) {
-	r, err := s.reset(ctx, s.DB, token)
+	r, err := s.reset(ctx, token)
 	if err != nil {
 		return nil, err
 	}
 	return store.AccountByID(ctx, s.DB, r.AccountID)
 }
 
-func (s *Service) reset(ctx context.Context, db bun.IDB, token string) (*store.PasswordReset, error) {
+// reset returns the usable reset link of token.
+// Errors: not_found (unknown, used or expired link).
+func (s *Service) reset(ctx context.Context, token string) (*store.PasswordReset, error) {
 	if token == "" || len(token) > 128 {
 		return nil, errResetLink
 	}
-	r, err := store.PasswordResetByTokenHash(ctx, db, hashToken(token))
+	r, err := store.PasswordResetByTokenHash(ctx, s.DB, auth.HashKey(token))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (!r.UsedAt.IsZero() || !s.Now().Before(r.ExpiresAt))) {
 		return nil, errResetLink
 	}
@@ -76,7 +79,8 @@ func (s *Service) reset(ctx context.Context, db bun.IDB, token string) (*store.P
 // (password).
 func (s *Service) ResetPassword(ctx context.Context, token, password string) error {
 	ctx = asPartner(ctx)
-	if _, err := s.reset(ctx, s.DB, token); err != nil {
+	r, err := s.reset(ctx, token)
+	if err != nil {
 		return err
 	}
 	hash, err := s.Provision.HashPassword(ctx, password)
@@ -85,10 +89,7 @@ func (s *Service) ResetPassword(ctx context.Context, token, password string) err
 	}
 	now := s.Now().UTC()
 	return s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		r, err := s.reset(ctx, tx, token)
-		if err != nil {
-			return err
-		}
+		// Used up only if still unused and unexpired: of two uses, one wins.
 		used, err := store.UsePasswordReset(ctx, tx, r.ID, now)
 		if err != nil {
 			return err

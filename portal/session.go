@@ -138,7 +138,7 @@ func (s *Service) Session(ctx context.Context, token string) (*Session, error) {
 	if token == "" || len(token) > 128 {
 		return nil, ErrNotSignedIn
 	}
-	row, err := store.SessionByTokenHash(ctx, s.DB, hashToken(token))
+	row, err := store.SessionByTokenHash(ctx, s.DB, auth.HashKey(token))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrNotSignedIn
 	}
@@ -158,7 +158,7 @@ func (s *Service) Session(ctx context.Context, token string) (*Session, error) {
 func (s *Service) SignOut(ctx context.Context, sess *Session) error {
 	ctx = asPartner(ctx)
 	return s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := store.DeleteSession(ctx, tx, hashToken(sess.Token)); err != nil {
+		if err := store.DeleteSession(ctx, tx, auth.HashKey(sess.Token)); err != nil {
 			return err
 		}
 		return audit.Record(ctx, tx, s.Now(), audit.Entry{AccountID: sess.Account.ID, Action: audit.SignOut, Detail: "signed out"})

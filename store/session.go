@@ -29,10 +29,13 @@ func InsertSession(ctx context.Context, db bun.IDB, s *PortalSession) error {
 }
 
 // SessionByTokenHash returns the session with this token hash and its
-// account, in one query; an unknown hash is ErrNotFound.
+// account (without the password hash), in one query; an unknown hash is
+// ErrNotFound.
 func SessionByTokenHash(ctx context.Context, db bun.IDB, hash string) (*PortalSession, error) {
 	s := new(PortalSession)
-	err := db.NewSelect().Model(s).Relation("Account").Where("ps.token_hash = ?", hash).Scan(ctx)
+	err := db.NewSelect().Model(s).
+		Relation("Account", func(q *bun.SelectQuery) *bun.SelectQuery { return q.ExcludeColumn("password_hash") }).
+		Where("ps.token_hash = ?", hash).Scan(ctx)
 	return s, translate(err)
 }
 
