@@ -21,7 +21,8 @@ import (
 // checkout with it over the REST API, point webhooks at a receiver, send a
 // test event, see it delivered in the log, redeliver it, and rotate the key
 // so the old one is refused. Screenshots at 390 px and 1280 px are kept in
-// BOXOFFICE_SCREENSHOTS when it is set.
+// BOXOFFICE_SCREENSHOTS when it is set: portal-{signed-up,sign-in-refused,
+// new-app,deliveries}-{390,1280}.png.
 func TestPortalInBrowser(t *testing.T) {
 	execPath := chromiumPath(t)
 	pb := setupPortal(t, "sqlite", fastJobs)
@@ -88,7 +89,17 @@ func TestPortalInBrowser(t *testing.T) {
 	_, err := runCLI(t, pb.dbURL, "accounts", "set-status", fmt.Sprint(pending[0].(map[string]any)["id"]), "active")
 	require.NoError(t, err)
 
-	// Sign in and create an app.
+	// A mistyped password, then the right one.
+	run("sign in with a wrong password",
+		chromedp.Navigate(base+"/portal/signin"),
+		chromedp.WaitVisible(`#f-email`, chromedp.ByQuery),
+		chromedp.SendKeys(`#f-email`, "kofi@partner.example", chromedp.ByQuery),
+		chromedp.SendKeys(`#f-password`, "not my password", chromedp.ByQuery),
+		chromedp.Click(`main button[type=submit]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`.notice.err`, chromedp.ByQuery),
+	)
+	require.Equal(t, "The email address or password is not right.", strings.TrimSpace(text(".notice.err")))
+	shoot("sign-in-refused")
 	run("sign in",
 		chromedp.Navigate(base+"/portal/signin"),
 		chromedp.WaitVisible(`#f-email`, chromedp.ByQuery),
