@@ -177,6 +177,14 @@ func Validation(d Details) error {
 	return &Error{Code: ValidationFailed, Message: "The request payload failed validation.", Details: d}
 }
 
+// Invalid returns a validation_failed error about one input of an operator
+// or portal action: Details carry the message under the input's name for a
+// form, and Message spells the input as the CLI's flag ("--email …").
+func Invalid(field, format string, args ...any) *Error {
+	msg := fmt.Sprintf(format, args...)
+	return &Error{Code: ValidationFailed, Message: "--" + field + " " + msg, Details: Details{field: {msg}}}
+}
+
 // From returns err as an *Error; an error that is not one becomes
 // internal_error with a message that reveals nothing.
 func From(err error) *Error {

@@ -1,6 +1,8 @@
-// Package auth authenticates partner requests by API key: it issues keys,
-// stores only their hashes, and turns an X-API-Key header into the calling
-// app's identity or one of the spec's authentication errors.
+// Package auth authenticates partners. API requests carry a key: it issues
+// keys, stores only their hashes, and turns an X-API-Key header into the
+// calling app's identity or one of the spec's authentication errors. People
+// sign in to the developer portal with a password, stored as an argon2id
+// hash made and checked here.
 package auth
 
 import (
@@ -10,6 +12,7 @@ import (
 	"encoding/hex"
 	"strings"
 
+	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/store"
 )
 
@@ -33,18 +36,30 @@ func NewKey(env string) (key, hash, hint string) {
 	b := make([]byte, keyBytes)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
 	body := strings.ToLower(keyEncoding.EncodeToString(b))
-	key = prefixOf(env) + body
+	key = Prefix(env) + body
 	return key, HashKey(key), body[len(body)-4:]
 }
 
-// HashKey returns the stored form of a key: hex SHA-256. Keys carry 160
-// random bits, so a fast hash is enough; a slow one would only cost latency.
+// HashKey returns the stored form of a key (or of a portal session or reset
+// token): hex SHA-256. Keys carry 160 random bits and tokens 256, so a fast
+// hash is enough; a slow one would only cost latency.
 func HashKey(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:])
 }
 
-func prefixOf(env string) string {
+// CheckEnv refuses an environment other than test and live.
+// Errors: validation_failed (env).
+func CheckEnv(env string) error {
+	if env != store.EnvTest && env != store.EnvLive {
+		return apperr.Invalid("env", "%q is not one of test, live", env)
+	}
+	return nil
+}
+
+// Prefix returns the prefix of keys of env: svc_live_ for live, svc_test_
+// otherwise.
+func Prefix(env string) string {
 	if env == store.EnvLive {
 		return LivePrefix
 	}

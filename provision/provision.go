@@ -1,6 +1,15 @@
-// Package provision is what operators do to developer accounts, apps and
-// keys: create them, change their status, rotate and revoke keys. Keys and
-// webhook secrets are shown once, when issued; only key hashes are stored.
+// Package provision holds the rules of developer accounts, apps and keys,
+// for everyone who changes them: operators through the CLI and partners
+// through the developer portal call the same methods. It creates accounts
+// and apps, changes their status, keeps redirect allowlists and webhook
+// URLs valid, checks and hashes passwords, and rotates and revokes keys and webhook
+// secrets. Keys and secrets are shown once, when issued; only key and
+// password hashes are stored. Every change is written to the audit log in
+// its own transaction, as made by the context's actor (audit.AsPartner).
+//
+// Refusals are *apperr.Error: validation_failed with Details keyed by the
+// input's name ("email", "redirect-domain", …; the message spells it as the
+// CLI's flag), or not_found.
 package provision
 
 import (
@@ -16,7 +25,10 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/audit"
 	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/webhook"
@@ -30,6 +42,13 @@ type Service struct {
 	// AllowPrivateWebhooks accepts plain http:// webhook URLs and URLs on
 	// special-purpose addresses such as loopback (development).
 	AllowPrivateWebhooks bool
+	// Password are the costs of password hashes; zero means
+	// auth.DefaultPasswordParams.
+	Password auth.PasswordParams
+}
+
+func notFound(format string, args ...any) *apperr.Error {
+	return apperr.New(apperr.NotFound, format, args...)
 }
 
 // AccountInput creates an account.
@@ -37,17 +56,21 @@ type AccountInput struct {
 	Name   string
 	Email  string
 	Status string // defaults to active
+	// Password, when set, lets the account sign in to the portal.
+	Password string
 }
 
 // CreateAccount validates and stores a new developer account.
+// Errors: validation_failed (name, email, status, password; an email that
+// already has an account).
 func (s *Service) CreateAccount(ctx context.Context, in AccountInput) (*store.Account, error) {
 	name := strings.TrimSpace(in.Name)
 	if name == "" {
-		return nil, errors.New("--name is required")
+		return nil, apperr.Invalid("name", "is required")
 	}
 	addr, err := mail.ParseAddress(in.Email)
 	if err != nil || addr.Address != strings.TrimSpace(in.Email) {
-		return nil, fmt.Errorf("--email %q is not a valid email address", in.Email)
+		return nil, apperr.Invalid("email", "%q is not a valid email address", in.Email)
 	}
 	if in.Status == "" {
 		in.Status = store.AccountActive
@@ -57,25 +80,55 @@ func (s *Service) CreateAccount(ctx context.Context, in AccountInput) (*store.Ac
 	}
 	now := s.Now().UTC()
 	a := &store.Account{Name: name, Email: strings.ToLower(addr.Address), Status: in.Status, CreatedAt: now, UpdatedAt: now}
-	if err := store.InsertAccount(ctx, s.DB, a); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return nil, fmt.Errorf("an account with email %s already exists", a.Email)
+	if in.Password != "" {
+		if a.PasswordHash, err = s.HashPassword(ctx, in.Password); err != nil {
+			return nil, err
 		}
+	}
+	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := store.InsertAccount(ctx, tx, a); err != nil {
+			if errors.Is(err, store.ErrConflict) {
+				return apperr.Invalid("email", "%q: an account with this email already exists", a.Email)
+			}
+			return err
+		}
+		return audit.Record(ctx, tx, now, audit.Entry{AccountID: a.ID, Action: audit.AccountCreate, Detail: "status " + a.Status})
+	})
+	if err != nil {
 		return nil, err
 	}
 	return a, nil
 }
 
 // SetAccountStatus changes an account's status.
+// Errors: validation_failed (status), not_found.
 func (s *Service) SetAccountStatus(ctx context.Context, id int64, status string) error {
 	if err := checkAccountStatus(status); err != nil {
 		return err
 	}
-	err := store.SetAccountStatus(ctx, s.DB, id, status, s.Now().UTC())
-	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("account %d does not exist", id)
+	now := s.Now().UTC()
+	return s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		err := store.SetAccountStatus(ctx, tx, id, status, now)
+		if errors.Is(err, store.ErrNotFound) {
+			return notFound("account %d does not exist", id)
+		}
+		if err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, now, audit.Entry{AccountID: id, Action: audit.AccountStatus, Detail: "status " + status})
+	})
+}
+
+// ListAccounts returns the accounts, oldest first, only those of status
+// unless it is "".
+// Errors: validation_failed (status).
+func (s *Service) ListAccounts(ctx context.Context, status string) ([]store.Account, error) {
+	if status != "" {
+		if err := checkAccountStatus(status); err != nil {
+			return nil, err
+		}
 	}
-	return err
+	return store.ListAccounts(ctx, s.DB, status)
 }
 
 func checkAccountStatus(s string) error {
@@ -83,7 +136,33 @@ func checkAccountStatus(s string) error {
 	case store.AccountActive, store.AccountPendingApproval, store.AccountDisabled:
 		return nil
 	}
-	return fmt.Errorf("status %q is not one of active, pending_approval, disabled", s)
+	return &apperr.Error{Code: apperr.ValidationFailed,
+		Message: fmt.Sprintf("status %q is not one of active, pending_approval, disabled", s),
+		Details: apperr.Details{"status": {fmt.Sprintf("%q is not one of active, pending_approval, disabled", s)}}}
+}
+
+// Password length bounds, in characters. The upper bound keeps hashing
+// cheap to bound; length, not composition rules, is what makes a password
+// strong (NIST SP 800-63B).
+const (
+	MinPasswordLength = 10
+	MaxPasswordLength = 256
+)
+
+// HashPassword checks a new portal password against the rules and returns
+// its hash, for an account to be created with or to store.
+// Errors: validation_failed (password).
+func (s *Service) HashPassword(ctx context.Context, password string) (string, error) {
+	n := utf8.RuneCountInString(password)
+	switch {
+	case !utf8.ValidString(password):
+		return "", apperr.Invalid("password", "must be valid text")
+	case n < MinPasswordLength:
+		return "", apperr.Invalid("password", "must be at least %d characters long", MinPasswordLength)
+	case n > MaxPasswordLength:
+		return "", apperr.Invalid("password", "must be at most %d characters long", MaxPasswordLength)
+	}
+	return auth.HashPassword(ctx, password, s.Password)
 }
 
 // AppInput creates an app.
@@ -104,16 +183,18 @@ type NewApp struct {
 
 // CreateApp stores an app with a test key, a live key and a webhook secret,
 // all in one transaction.
+// Errors: validation_failed (name, redirect-domain, webhook-url), not_found
+// (the account).
 func (s *Service) CreateApp(ctx context.Context, in AppInput) (*NewApp, error) {
 	name := strings.TrimSpace(in.Name)
 	if name == "" {
-		return nil, errors.New("--name is required")
+		return nil, apperr.Invalid("name", "is required")
 	}
-	domains, err := normalizeDomains(in.RedirectDomains)
+	domains, err := NormalizeDomains(in.RedirectDomains)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkWebhookURL(in.WebhookURL); err != nil {
+	if err := s.CheckWebhookURL(in.WebhookURL); err != nil {
 		return nil, err
 	}
 	now := s.Now().UTC()
@@ -125,7 +206,7 @@ func (s *Service) CreateApp(ctx context.Context, in AppInput) (*NewApp, error) {
 	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := store.AccountByID(ctx, tx, in.AccountID); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
-				return fmt.Errorf("account %d does not exist", in.AccountID)
+				return notFound("account %d does not exist", in.AccountID)
 			}
 			return err
 		}
@@ -135,8 +216,11 @@ func (s *Service) CreateApp(ctx context.Context, in AppInput) (*NewApp, error) {
 		if out.TestKey, err = issueKey(ctx, tx, out.App.ID, store.EnvTest, now); err != nil {
 			return err
 		}
-		out.LiveKey, err = issueKey(ctx, tx, out.App.ID, store.EnvLive, now)
-		return err
+		if out.LiveKey, err = issueKey(ctx, tx, out.App.ID, store.EnvLive, now); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, now, audit.Entry{AccountID: in.AccountID, AppID: out.App.ID, Action: audit.AppCreate,
+			Detail: fmt.Sprintf("name %q; test and live keys and webhook secret issued", name)})
 	})
 	if err != nil {
 		return nil, err
@@ -148,6 +232,8 @@ func (s *Service) CreateApp(ctx context.Context, in AppInput) (*NewApp, error) {
 type AppUpdate struct {
 	// RedirectDomains, when not nil, are added to the allowlist.
 	RedirectDomains []string
+	// RemoveRedirectDomains are taken off the allowlist.
+	RemoveRedirectDomains []string
 	// ClearRedirectDomains empties the allowlist before adding.
 	ClearRedirectDomains bool
 	WebhookURL           *string
@@ -155,49 +241,98 @@ type AppUpdate struct {
 }
 
 // UpdateApp applies an AppUpdate and returns the app as stored.
+// Errors: validation_failed (name, redirect-domain, webhook-url), not_found.
 func (s *Service) UpdateApp(ctx context.Context, id int64, up AppUpdate) (*store.App, error) {
-	domains, err := normalizeDomains(up.RedirectDomains)
+	add, err := NormalizeDomains(up.RedirectDomains)
+	if err != nil {
+		return nil, err
+	}
+	remove, err := NormalizeDomains(up.RemoveRedirectDomains)
 	if err != nil {
 		return nil, err
 	}
 	if up.WebhookURL != nil {
-		if err := s.checkWebhookURL(*up.WebhookURL); err != nil {
+		if err := s.CheckWebhookURL(*up.WebhookURL); err != nil {
 			return nil, err
 		}
 	}
+	var name string
+	if up.Name != nil {
+		if name = strings.TrimSpace(*up.Name); name == "" {
+			return nil, apperr.Invalid("name", "must not be empty")
+		}
+	}
+	now := s.Now().UTC()
 	var app *store.App
 	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		app, err = s.app(ctx, tx, id)
 		if err != nil {
 			return err
 		}
+		var changes []audit.Entry
+		note := func(action, detail string) {
+			changes = append(changes, audit.Entry{AccountID: app.AccountID, AppID: app.ID, Action: action, Detail: detail})
+		}
 		if up.ClearRedirectDomains {
+			for _, d := range app.RedirectDomains {
+				note(audit.RedirectRemove, d)
+			}
 			app.RedirectDomains = nil
 		}
-		for _, d := range domains {
+		for _, d := range remove {
+			if i := slices.Index(app.RedirectDomains, d); i >= 0 {
+				app.RedirectDomains = slices.Delete(app.RedirectDomains, i, i+1)
+				note(audit.RedirectRemove, d)
+			}
+		}
+		for _, d := range add {
 			if !slices.Contains(app.RedirectDomains, d) {
 				app.RedirectDomains = append(app.RedirectDomains, d)
+				note(audit.RedirectAdd, d)
 			}
 		}
-		if up.WebhookURL != nil {
+		if up.WebhookURL != nil && *up.WebhookURL != app.WebhookURL {
 			app.WebhookURL = *up.WebhookURL
+			note(audit.WebhookURL, webhookURLDetail(app.WebhookURL))
 		}
-		if up.Name != nil {
-			if strings.TrimSpace(*up.Name) == "" {
-				return errors.New("--name must not be empty")
+		if up.Name != nil && name != app.Name {
+			note(audit.AppRename, fmt.Sprintf("%q → %q", app.Name, name))
+			app.Name = name
+		}
+		app.UpdatedAt = now
+		if err := store.UpdateApp(ctx, tx, app); err != nil {
+			return err
+		}
+		for _, e := range changes {
+			if err := audit.Record(ctx, tx, now, e); err != nil {
+				return err
 			}
-			app.Name = strings.TrimSpace(*up.Name)
 		}
-		app.UpdatedAt = s.Now().UTC()
-		return store.UpdateApp(ctx, tx, app)
+		return nil
 	})
 	return app, err
 }
 
+// webhookURLDetail names a webhook URL in the audit log by scheme and host
+// only: a path or query may carry the receiver's own secret.
+func webhookURLDetail(raw string) string {
+	if raw == "" {
+		return "removed"
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "set"
+	}
+	return "set to " + u.Scheme + "://" + u.Host + "/…"
+}
+
 // SetAppStatus suspends or reactivates an app.
+// Errors: validation_failed (status), not_found.
 func (s *Service) SetAppStatus(ctx context.Context, id int64, status string) error {
 	if status != store.AppActive && status != store.AppSuspended {
-		return fmt.Errorf("status %q is not one of active, suspended", status)
+		return &apperr.Error{Code: apperr.ValidationFailed,
+			Message: fmt.Sprintf("status %q is not one of active, suspended", status),
+			Details: apperr.Details{"status": {fmt.Sprintf("%q is not one of active, suspended", status)}}}
 	}
 	return s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		app, err := s.app(ctx, tx, id)
@@ -205,52 +340,89 @@ func (s *Service) SetAppStatus(ctx context.Context, id int64, status string) err
 			return err
 		}
 		app.Status, app.UpdatedAt = status, s.Now().UTC()
-		return store.UpdateApp(ctx, tx, app)
+		if err := store.UpdateApp(ctx, tx, app); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, app.UpdatedAt, audit.Entry{AccountID: app.AccountID, AppID: app.ID, Action: audit.AppStatus, Detail: "status " + status})
 	})
 }
 
 // RotateKey revokes an app's current key of env and issues a new one.
+// Errors: validation_failed (env), not_found.
 func (s *Service) RotateKey(ctx context.Context, appID int64, env string) (string, error) {
-	if err := checkEnv(env); err != nil {
+	if err := auth.CheckEnv(env); err != nil {
 		return "", err
 	}
 	var key string
 	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := s.app(ctx, tx, appID); err != nil {
+		app, err := s.app(ctx, tx, appID)
+		if err != nil {
 			return err
 		}
 		now := s.Now().UTC()
 		if _, err := store.RevokeAPIKeys(ctx, tx, appID, env, now); err != nil {
 			return err
 		}
-		var err error
-		key, err = issueKey(ctx, tx, appID, env, now)
-		return err
+		if key, err = issueKey(ctx, tx, appID, env, now); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, now, audit.Entry{AccountID: app.AccountID, AppID: appID, Action: audit.KeyRotate,
+			Detail: env + " key rotated; the old one is revoked"})
 	})
 	return key, err
 }
 
 // RevokeKey revokes an app's key of env without issuing a new one.
+// Errors: validation_failed (env), not_found (the app, or an active key).
 func (s *Service) RevokeKey(ctx context.Context, appID int64, env string) error {
-	if err := checkEnv(env); err != nil {
+	if err := auth.CheckEnv(env); err != nil {
 		return err
 	}
 	return s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := s.app(ctx, tx, appID); err != nil {
+		app, err := s.app(ctx, tx, appID)
+		if err != nil {
 			return err
 		}
-		n, err := store.RevokeAPIKeys(ctx, tx, appID, env, s.Now().UTC())
-		if err == nil && n == 0 {
-			return fmt.Errorf("app %d has no active %s key", appID, env)
+		now := s.Now().UTC()
+		n, err := store.RevokeAPIKeys(ctx, tx, appID, env, now)
+		if err != nil {
+			return err
 		}
-		return err
+		if n == 0 {
+			return notFound("app %d has no active %s key", appID, env)
+		}
+		return audit.Record(ctx, tx, now, audit.Entry{AccountID: app.AccountID, AppID: appID, Action: audit.KeyRevoke,
+			Detail: env + " key revoked"})
 	})
+}
+
+// RotateWebhookSecret replaces an app's webhook signing secret and returns
+// the new one, shown this once. Deliveries from then on are signed with it.
+// Errors: not_found.
+func (s *Service) RotateWebhookSecret(ctx context.Context, appID int64) (string, error) {
+	secret := newWebhookSecret()
+	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		app, err := s.app(ctx, tx, appID)
+		if err != nil {
+			return err
+		}
+		now := s.Now().UTC()
+		if err := store.SetWebhookSecret(ctx, tx, appID, secret, now); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, now, audit.Entry{AccountID: app.AccountID, AppID: appID, Action: audit.WebhookSecretRotate,
+			Detail: "webhook secret rotated"})
+	})
+	if err != nil {
+		return "", err
+	}
+	return secret, nil
 }
 
 func (s *Service) app(ctx context.Context, db bun.IDB, id int64) (*store.App, error) {
 	app, err := store.AppByID(ctx, db, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("app %d does not exist", id)
+		return nil, notFound("app %d does not exist", id)
 	}
 	return app, err
 }
@@ -261,13 +433,6 @@ func issueKey(ctx context.Context, db bun.IDB, appID int64, env string, now time
 	return key, err
 }
 
-func checkEnv(env string) error {
-	if env != store.EnvTest && env != store.EnvLive {
-		return fmt.Errorf("--env %q is not one of test, live", env)
-	}
-	return nil
-}
-
 // newWebhookSecret returns "whsec_" and 32 random bytes in base64.
 func newWebhookSecret() string {
 	b := make([]byte, 32)
@@ -275,14 +440,15 @@ func newWebhookSecret() string {
 	return "whsec_" + base64.StdEncoding.EncodeToString(b)
 }
 
-// normalizeDomains lower-cases redirect hosts and refuses anything that is
+// NormalizeDomains lower-cases redirect hosts and refuses anything that is
 // not a bare host name (no scheme, port or path).
-func normalizeDomains(in []string) ([]string, error) {
+// Errors: validation_failed (redirect-domain).
+func NormalizeDomains(in []string) ([]string, error) {
 	var out []string
 	for _, d := range in {
 		h := strings.ToLower(strings.TrimSpace(d))
 		if !validHost(h) {
-			return nil, fmt.Errorf("--redirect-domain %q is not a host name such as shop.example.com", d)
+			return nil, apperr.Invalid("redirect-domain", "%q is not a host name such as shop.example.com", d)
 		}
 		if !slices.Contains(out, h) {
 			out = append(out, h)
@@ -311,25 +477,34 @@ func validHost(h string) bool {
 	return true
 }
 
-// checkWebhookURL refuses a webhook URL that is not https:// or whose host
-// is an address of webhook.Special's table, unless private targets are
-// allowed. A host name is checked where it counts, on the address dialled
-// at each delivery (webhook.NewClient): what it resolves to now proves
-// nothing about later.
-func (s *Service) checkWebhookURL(raw string) error {
+// CheckWebhookURL refuses a webhook URL that deliveries could not safely
+// use: anything but an absolute https:// URL, credentials in the URL, and
+// hosts that are addresses of webhook.Special's table (or localhost),
+// unless AllowPrivateWebhooks.
+// Delivery checks the address it dials again, after DNS; this check tells
+// the person setting the URL at once. "" (no webhook) is valid.
+// Errors: validation_failed (webhook-url).
+func (s *Service) CheckWebhookURL(raw string) error {
 	if raw == "" {
 		return nil
 	}
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "https" && !(s.AllowPrivateWebhooks && u.Scheme == "http")) {
-		return fmt.Errorf("--webhook-url %q must be an absolute https:// URL", raw)
+	if err != nil || u.Host == "" || u.Opaque != "" || (u.Scheme != "https" && !(s.AllowPrivateWebhooks && u.Scheme == "http")) {
+		return apperr.Invalid("webhook-url", "%q must be an absolute https:// URL", raw)
+	}
+	if u.User != nil {
+		return apperr.Invalid("webhook-url", "%q must not carry a user name or password", raw)
 	}
 	if s.AllowPrivateWebhooks {
 		return nil
 	}
-	if a, err := netip.ParseAddr(u.Hostname()); err == nil {
-		if block := webhook.Special(a); block != "" {
-			return fmt.Errorf("--webhook-url %q points at a special-purpose address (%s), which never receives webhooks", raw, block)
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return apperr.Invalid("webhook-url", "%q must be reachable on the public internet, not localhost", raw)
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if block := webhook.Special(ip); block != "" {
+			return apperr.Invalid("webhook-url", "%q points at a special-purpose address (%s), which never receives webhooks", raw, block)
 		}
 	}
 	return nil

@@ -18,6 +18,15 @@ func DefaultConfig() Config {
 	return Config{FailedAuth: 60, LiveApp: 120, TestApp: 240, Checkout: 30, Window: time.Minute, Prefix: "boxoffice"}
 }
 
+// Namespace is the prefix of the configuration's counters: Prefix, or the
+// default one.
+func (c Config) Namespace() string {
+	if c.Prefix == "" {
+		return DefaultConfig().Prefix
+	}
+	return c.Prefix
+}
+
 // Limits are the service's limiters.
 type Limits struct {
 	FailedAuth *Limiter
@@ -38,14 +47,12 @@ func NewLimits(s *Store, cfg Config) *Limits {
 	if cfg.Window <= 0 {
 		cfg.Window = d.Window
 	}
-	if cfg.Prefix == "" {
-		cfg.Prefix = d.Prefix
-	}
+	ns := cfg.Namespace()
 	return &Limits{
-		FailedAuth: s.New(cfg.Prefix+":auth", pick(cfg.FailedAuth, d.FailedAuth), cfg.Window),
-		LiveApp:    s.New(cfg.Prefix+":app-live", pick(cfg.LiveApp, d.LiveApp), cfg.Window),
-		TestApp:    s.New(cfg.Prefix+":app-test", pick(cfg.TestApp, d.TestApp), cfg.Window),
-		Checkout:   s.New(cfg.Prefix+":checkout", pick(cfg.Checkout, d.Checkout), cfg.Window),
+		FailedAuth: s.New(ns+":auth", pick(cfg.FailedAuth, d.FailedAuth), cfg.Window),
+		LiveApp:    s.New(ns+":app-live", pick(cfg.LiveApp, d.LiveApp), cfg.Window),
+		TestApp:    s.New(ns+":app-test", pick(cfg.TestApp, d.TestApp), cfg.Window),
+		Checkout:   s.New(ns+":checkout", pick(cfg.Checkout, d.Checkout), cfg.Window),
 	}
 }
 

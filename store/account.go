@@ -18,12 +18,14 @@ const (
 type Account struct {
 	bun.BaseModel `bun:"table:accounts,alias:acc"`
 
-	ID        int64     `bun:"id,pk,autoincrement"`
-	Name      string    `bun:"name,notnull"`
-	Email     string    `bun:"email,notnull"`
-	Status    string    `bun:"status,notnull"`
-	CreatedAt time.Time `bun:"created_at,notnull"`
-	UpdatedAt time.Time `bun:"updated_at,notnull"`
+	ID     int64  `bun:"id,pk,autoincrement"`
+	Name   string `bun:"name,notnull"`
+	Email  string `bun:"email,notnull"`
+	Status string `bun:"status,notnull"`
+	// PasswordHash is the portal password's argon2id hash ("" until set).
+	PasswordHash string    `bun:"password_hash,nullzero"`
+	CreatedAt    time.Time `bun:"created_at,notnull"`
+	UpdatedAt    time.Time `bun:"updated_at,notnull"`
 }
 
 // InsertAccount stores a new account and sets its ID. A taken email is ErrConflict.
@@ -52,4 +54,24 @@ func AccountByEmail(ctx context.Context, db bun.IDB, email string) (*Account, er
 	a := new(Account)
 	err := db.NewSelect().Model(a).Where("email = ?", email).Scan(ctx)
 	return a, translate(err)
+}
+
+// SetAccountPassword replaces an account's password hash; an unknown id is
+// ErrNotFound.
+func SetAccountPassword(ctx context.Context, db bun.IDB, id int64, hash string, now time.Time) error {
+	res, err := db.NewUpdate().Model((*Account)(nil)).
+		Set("password_hash = ?", hash).Set("updated_at = ?", now).
+		Where("id = ?", id).Exec(ctx)
+	return affectedOne(res, err)
+}
+
+// ListAccounts returns accounts oldest first, only those of status unless
+// it is "".
+func ListAccounts(ctx context.Context, db bun.IDB, status string) ([]Account, error) {
+	accounts := []Account{}
+	q := db.NewSelect().Model(&accounts).Order("acc.id")
+	if status != "" {
+		q = q.Where("acc.status = ?", status)
+	}
+	return accounts, translate(q.Scan(ctx))
 }

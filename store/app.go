@@ -61,3 +61,18 @@ func CountApps(ctx context.Context, db bun.IDB) (int, error) {
 	n, err := db.NewSelect().Model((*App)(nil)).Count(ctx)
 	return int(n), translate(err)
 }
+
+// AppsOfAccount returns an account's apps, oldest first.
+func AppsOfAccount(ctx context.Context, db bun.IDB, accountID int64) ([]App, error) {
+	apps := []App{}
+	err := db.NewSelect().Model(&apps).Where("app.account_id = ?", accountID).Order("app.id").Scan(ctx)
+	return apps, translate(err)
+}
+
+// SetWebhookSecret replaces an app's webhook signing secret.
+func SetWebhookSecret(ctx context.Context, db bun.IDB, appID int64, secret string, now time.Time) error {
+	res, err := db.NewUpdate().Model((*App)(nil)).
+		Set("webhook_secret = ?", secret).Set("updated_at = ?", now).
+		Where("id = ?", appID).Exec(ctx)
+	return affectedOne(res, err)
+}

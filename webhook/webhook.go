@@ -20,6 +20,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/audit"
+	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/webhook/verify"
 	"github.com/uptrace/bun"
@@ -103,7 +106,8 @@ func (s *Service) Emit(ctx context.Context, tx bun.Tx, e Event) (string, error) 
 var ErrDeliveryPending = errors.New("a delivery of the event is still under way")
 
 // Redeliver schedules another round of delivery (up to MaxAttempts
-// attempts) of an event whose delivery has ended, delivered or failed. An
+// attempts) of an event whose delivery has ended, delivered or failed, and
+// audits it for the event's account. An
 // event whose delivery is still under way (queued, running or waiting to
 // retry) is refused with an error wrapping ErrDeliveryPending, rather than
 // given a second, concurrent delivery chain.
@@ -113,8 +117,12 @@ func (s *Service) Redeliver(ctx context.Context, id string) error {
 		err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			ev, err := store.WebhookEventByID(ctx, tx, id)
 			if errors.Is(err, store.ErrNotFound) {
-				return fmt.Errorf("webhook event %s does not exist", id)
+				return apperr.New(apperr.NotFound, "webhook event %s does not exist", id)
 			}
+			if err != nil {
+				return err
+			}
+			app, err := store.AppByID(ctx, tx, ev.AppID)
 			if err != nil {
 				return err
 			}
@@ -122,7 +130,11 @@ func (s *Service) Redeliver(ctx context.Context, id string) error {
 			if err := store.SetWebhookEventStatus(ctx, tx, id, store.WebhookPending); err != nil {
 				return err
 			}
-			return s.Enqueue(ctx, tx, id)
+			if err := s.Enqueue(ctx, tx, id); err != nil {
+				return err
+			}
+			return audit.Record(ctx, tx, s.Now(), audit.Entry{AccountID: app.AccountID, AppID: app.ID, Action: audit.WebhookRedeliver,
+				Detail: ev.Type + " event " + id + " (" + ev.Environment + ")"})
 		})
 		if !errors.Is(err, ErrDeliveryPending) {
 			return err
@@ -242,22 +254,46 @@ func newEventID() string {
 
 // EmitTest emits a webhook.test event for an app, so a partner can check
 // their endpoint and signature code.
+// Errors: validation_failed (env; webhook-url when the app has none),
+// not_found.
 func (s *Service) EmitTest(ctx context.Context, appID int64, env string) (string, error) {
-	if env != store.EnvTest && env != store.EnvLive {
-		return "", fmt.Errorf("--env %q is not one of test, live", env)
+	if err := auth.CheckEnv(env); err != nil {
+		return "", err
 	}
 	var id string
 	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := store.AppByID(ctx, tx, appID); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return fmt.Errorf("app %d does not exist", appID)
-			}
+		app, err := s.app(ctx, tx, appID)
+		if err != nil {
 			return err
 		}
-		var err error
+		if app.WebhookURL == "" {
+			return apperr.Invalid("webhook-url", "is not set for app %d: set one before sending a test event", appID)
+		}
 		id, err = s.Emit(ctx, tx, Event{AppID: appID, Environment: env, Type: Test,
 			Data: map[string]any{"message": "This is a test event from Boxoffice."}})
-		return err
+		if err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, s.Now(), audit.Entry{AccountID: app.AccountID, AppID: appID, Action: audit.WebhookTest,
+			Detail: Test + " event " + id + " (" + env + ")"})
 	})
 	return id, err
+}
+
+// Recent returns an app's newest events, at most limit (1 to 100), with
+// their delivery attempts.
+// Errors: not_found.
+func (s *Service) Recent(ctx context.Context, appID int64, limit int) ([]store.WebhookEvent, map[string][]store.WebhookAttempt, error) {
+	if _, err := s.app(ctx, s.DB, appID); err != nil {
+		return nil, nil, err
+	}
+	return store.RecentWebhookEvents(ctx, s.DB, appID, min(max(limit, 1), 100))
+}
+
+func (s *Service) app(ctx context.Context, db bun.IDB, id int64) (*store.App, error) {
+	app, err := store.AppByID(ctx, db, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, apperr.New(apperr.NotFound, "app %d does not exist", id)
+	}
+	return app, err
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/boxoffice/boxoffice/payments"
 	"github.com/boxoffice/boxoffice/payments/devpay"
 	"github.com/boxoffice/boxoffice/payments/paystack"
+	"github.com/boxoffice/boxoffice/portal"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/resolvers"
@@ -76,6 +77,12 @@ type Config struct {
 	PaystackBaseURL   string
 	// LiveFreeDisabled switches live free checkout off.
 	LiveFreeDisabled bool
+	// Portal configures the developer portal: session length and sign-in
+	// limits (its BaseURL is PublicBaseURL).
+	Portal portal.Config
+	// Password are the costs of portal password hashes (tests lower them);
+	// zero means auth.DefaultPasswordParams.
+	Password auth.PasswordParams
 }
 
 // DefaultConfig returns OPERATOR.md's defaults.
@@ -90,6 +97,7 @@ func DefaultConfig() Config {
 		GraphQLLimits:   graph.DefaultDocumentLimits(),
 		Live:            live.DefaultConfig(),
 		LiveInitTimeout: graph.DefaultLive().InitTimeout, LivePingInterval: graph.DefaultLive().PingInterval,
+		Portal: portal.DefaultConfig(),
 	}
 }
 
@@ -103,6 +111,7 @@ type Main struct {
 	Catalog     *catalog.Service
 	Auth        *auth.Authenticator
 	Provision   *provision.Service
+	Portal      *portal.Service
 	Idempotency *idempotency.Service
 	Checkout    *checkout.Service
 	Webhooks    *webhook.Service
@@ -160,10 +169,13 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Live = live.New(db, m.CatalogWatch, cfg.Live, log)
 	m.Auth = &auth.Authenticator{DB: db}
 	m.Admission = &admission.Gate{Auth: m.Auth, Limits: m.Limits}
-	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks}
+	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks, Password: cfg.Password}
 	m.Idempotency = &idempotency.Service{DB: db, Now: now}
 	m.Webhooks = &webhook.Service{DB: db, Now: now, Log: log, Client: webhook.NewClient(cfg.AllowPrivateWebhooks),
 		AllowPrivate: cfg.AllowPrivateWebhooks, Observe: m.Metrics.Webhook}
+	pc := cfg.Portal
+	pc.BaseURL = cfg.PublicBaseURL
+	m.Portal = portal.NewService(db, m.Provision, m.Webhooks, m.limitStore, cfg.RateLimits.Namespace(), now, pc)
 	if err := m.openPayments(cfg); err != nil {
 		return nil, err
 	}
@@ -218,11 +230,13 @@ func (m *Main) Migrate(ctx context.Context) error {
 	return jobs.Migrate(ctx, m.DB)
 }
 
-// purgeEvery is how often serve deletes expired idempotency keys.
+// purgeEvery is how often serve deletes expired idempotency keys and portal
+// sessions.
 const purgeEvery = 5 * time.Minute
 
-// purge deletes expired idempotency keys until ctx ends. Expired keys are
-// also ignored (and removed) when met, so this only keeps the table small.
+// purge deletes expired idempotency keys and portal sessions until ctx
+// ends. Both are also ignored (and removed) when met, so this only keeps
+// the tables small.
 func (m *Main) purge(ctx context.Context) {
 	t := time.NewTicker(purgeEvery)
 	defer t.Stop()
@@ -231,6 +245,11 @@ func (m *Main) purge(ctx context.Context) {
 			m.Log.Warn("purging idempotency keys failed", "error", err)
 		} else if n > 0 {
 			m.Log.Info("purged expired idempotency keys", "count", n)
+		}
+		if n, err := m.Portal.PurgeSessions(ctx); err != nil && ctx.Err() == nil {
+			m.Log.Warn("purging portal sessions failed", "error", err)
+		} else if n > 0 {
+			m.Log.Info("purged expired portal sessions", "count", n)
 		}
 		select {
 		case <-ctx.Done():

@@ -72,6 +72,63 @@ func (b *syncBuffer) withoutDBus() string {
 	return strings.Join(keep, "\n")
 }
 
+// newChromium starts a headless Chromium for the test, 1280×900, with the
+// extra options, and returns the context its actions run in; the browser
+// is closed and its profile removed when the test ends. Its output is
+// logged if the test fails.
+func newChromium(t *testing.T, execPath string, extra ...chromedp.ExecAllocatorOption) context.Context {
+	t.Helper()
+	// t.TempDir registers its removal before the browser's shutdown below,
+	// so Chromium has exited before its profile is removed.
+	profile := t.TempDir()
+	output := &syncBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("chromium output (D-Bus noise left out):\n%s", output.withoutDBus())
+		}
+	})
+	base, cancelBase := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancelBase)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(execPath),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("ignore-certificate-errors", true),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1280, 900),
+		chromedp.CombinedOutput(output),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(base, append(opts, extra...)...)
+	t.Cleanup(cancelAlloc) // waits for the browser process to exit
+	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	t.Cleanup(func() {
+		_ = chromedp.Cancel(ctx) // closes the browser gracefully
+		cancelCtx()
+	})
+	return ctx
+}
+
+// keepScreenshot writes png to the test's temporary directory and, when
+// BOXOFFICE_SCREENSHOTS is set, to that directory too.
+func keepScreenshot(t *testing.T, tmp, name string, png []byte) {
+	t.Helper()
+	shot := filepath.Join(tmp, name)
+	require.NoError(t, os.WriteFile(shot, png, 0o644))
+	t.Logf("screenshot: %s", shot)
+	if dir := os.Getenv("BOXOFFICE_SCREENSHOTS"); dir != "" {
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		kept := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(kept, png, 0o644))
+		t.Logf("screenshot: %s", kept)
+	}
+}
+
 const partnerDonePage = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Partner shop</title><link rel="icon" href="data:,"></head>
 <body><h1 id="thanks">Thanks from the partner</h1><p>Your tickets are on their way.</p></body></html>`
@@ -102,43 +159,9 @@ func TestSandboxPageInBrowser(t *testing.T) {
 	t.Cleanup(partner.Close)
 	partnerPort := partner.Listener.Addr().(*net.TCPAddr).Port
 
-	// t.TempDir registers its removal before the browser's shutdown below,
-	// so Chromium has exited before its profile is removed.
-	profile := t.TempDir()
+	ctx := newChromium(t, execPath,
+		chromedp.Flag("host-resolver-rules", fmt.Sprintf("MAP partner.example:443 127.0.0.1:%d", partnerPort)))
 	shots := t.TempDir()
-
-	output := &syncBuffer{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("chromium output (D-Bus noise left out):\n%s", output.withoutDBus())
-		}
-	})
-
-	base, cancelBase := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancelBase)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(execPath),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("ignore-certificate-errors", true),
-		chromedp.Flag("host-resolver-rules", fmt.Sprintf("MAP partner.example:443 127.0.0.1:%d", partnerPort)),
-		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1280, 900),
-		chromedp.CombinedOutput(output),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(base, opts...)
-	t.Cleanup(cancelAlloc) // waits for the browser process to exit
-	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() {
-		_ = chromedp.Cancel(ctx) // closes the browser gracefully
-		cancelCtx()
-	})
 	run := func(step string, actions ...chromedp.Action) {
 		t.Helper()
 		start := time.Now()
@@ -166,15 +189,7 @@ func TestSandboxPageInBrowser(t *testing.T) {
 
 	var png []byte
 	run("take a screenshot", chromedp.FullScreenshot(&png, 100))
-	shot := filepath.Join(shots, "sandbox-checkout.png")
-	require.NoError(t, os.WriteFile(shot, png, 0o644))
-	t.Logf("screenshot: %s", shot)
-	if dir := os.Getenv("BOXOFFICE_SCREENSHOTS"); dir != "" {
-		require.NoError(t, os.MkdirAll(dir, 0o755))
-		kept := filepath.Join(dir, "sandbox-checkout.png")
-		require.NoError(t, os.WriteFile(kept, png, 0o644))
-		t.Logf("screenshot: %s", kept)
-	}
+	keepScreenshot(t, shots, "sandbox-checkout.png", png)
 
 	var loc, body string
 	run("pay and return to the partner",

@@ -224,3 +224,52 @@ func TestServeBanner(t *testing.T) {
 	}
 	t.Log("\n" + got)
 }
+
+// TestCLIAccountsAndAudit covers the commands that came with the developer
+// portal: listing accounts, removing an allowlist host, and the audit log.
+func TestCLIAccountsAndAudit(t *testing.T) {
+	t.Parallel()
+	dbURL := "sqlite://" + filepath.Join(t.TempDir(), "cli.db")
+	mustJSON(t, dbURL, "accounts", "create", "--name", "Kofi", "--email", "kofi@kofi.example", "--json")
+	mustJSON(t, dbURL, "accounts", "create", "--name", "Ama", "--email", "ama@ama.example", "--status", "pending_approval", "--json")
+
+	all := mustJSON(t, dbURL, "accounts", "list", "--json")
+	require.Len(t, all["accounts"], 2)
+	pending := mustJSON(t, dbURL, "accounts", "list", "--status", "pending_approval", "--json")
+	require.Len(t, pending["accounts"], 1)
+	ama := pending["accounts"].([]any)[0].(map[string]any)
+	require.Equal(t, map[string]any{"id": 2.0, "name": "Ama", "email": "ama@ama.example", "status": "pending_approval",
+		"created_at": ama["created_at"]}, ama)
+	text, err := runCLI(t, dbURL, "accounts", "list", "--status", "disabled")
+	require.NoError(t, err)
+	require.Equal(t, "no accounts\n", text)
+	_, err = runCLI(t, dbURL, "accounts", "list", "--status", "bogus")
+	require.ErrorContains(t, err, `status "bogus" is not one of active, pending_approval, disabled`)
+
+	mustJSON(t, dbURL, "apps", "create", "--account", "1", "--name", "Shop", "--redirect-domain", "a.kofi.example",
+		"--redirect-domain", "b.kofi.example", "--json")
+	up := mustJSON(t, dbURL, "apps", "update", "1", "--remove-redirect-domain", "A.kofi.example", "--json")
+	require.Equal(t, []any{"b.kofi.example"}, up["redirect_domains"])
+	mustJSON(t, dbURL, "keys", "rotate", "--app", "1", "--env", "test", "--json")
+
+	log := mustJSON(t, dbURL, "audit", "list", "--account", "1", "--json")
+	var got []string
+	for _, e := range log["entries"].([]any) {
+		m := e.(map[string]any)
+		require.Equal(t, "operator", m["actor"])
+		require.Nil(t, m["ip"])
+		require.Equal(t, 1.0, m["account_id"])
+		got = append(got, m["action"].(string)+" "+m["detail"].(string))
+	}
+	require.Equal(t, []string{
+		"key.rotate test key rotated; the old one is revoked",
+		"app.redirect_domain_remove a.kofi.example",
+		`app.create name "Shop"; test and live keys and webhook secret issued`,
+		"account.create status active",
+	}, got, "newest first")
+	all = mustJSON(t, dbURL, "audit", "list", "--limit", "2", "--json")
+	require.Len(t, all["entries"], 2)
+	text, err = runCLI(t, dbURL, "audit", "list", "--account", "2")
+	require.NoError(t, err)
+	require.Regexp(t, `^\S+Z  operator +account\.create +account 2 +status pending_approval\n$`, text)
+}

@@ -10,7 +10,9 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/boxoffice/boxoffice/audit"
 	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/seed"
@@ -78,6 +80,7 @@ func printListening(w io.Writer, addr net.Addr, base string, admin net.Listener)
 	fmt.Fprintf(w, "  REST:          %s/api/v1/events\n", base)
 	fmt.Fprintf(w, "  API reference: %s/docs (try requests with your key)\n", base)
 	fmt.Fprintf(w, "  GraphQL:       %s/graphql (open it in a browser for the playground)\n", base)
+	fmt.Fprintf(w, "  Portal:        %s/portal (partners manage their apps, keys and webhooks)\n", base)
 	if admin != nil {
 		fmt.Fprintf(w, "  Metrics:       http://%s/metrics (admin listener)\n", admin.Addr())
 	}
@@ -151,8 +154,20 @@ func seedOnFirstStart(ctx context.Context, w io.Writer, m *Main) error {
 	}
 	fmt.Fprintf(w, "Seeded the demo catalog (%d events) and a demo ", len(res.Catalog.Events))
 	printNewApp(w, res.App)
+	printDemoSignIn(w, res, m.Config.PublicBaseURL)
 	fmt.Fprintf(w, "\nTry it:\n  curl -H 'X-API-Key: %s' %s/api/v1/events\n", res.App.TestKey, m.Config.PublicBaseURL)
 	return nil
+}
+
+// printDemoSignIn prints how to sign in to the portal as the demo partner;
+// the password exists only in this output.
+func printDemoSignIn(w io.Writer, res *seed.Result, base string) {
+	if res.Password == "" {
+		return
+	}
+	fmt.Fprintf(w, "Developer portal %s/portal, as the demo partner who owns this app (shown only this once):\n", base)
+	fmt.Fprintf(w, "  email:          %s\n  password:       %s\n", seed.DemoEmail, res.Password)
+	fmt.Fprintf(w, "  (lost it? boxoffice accounts reset-link %d prints a one-time link to set a new one)\n", res.AccountID)
 }
 
 func seedCommand(stdout, stderr io.Writer) *cli.Command {
@@ -172,6 +187,7 @@ func seedCommand(stdout, stderr io.Writer) *cli.Command {
 					return printJSON(stdout, toAppJSON(res.App))
 				}
 				printNewApp(stdout, res.App)
+				printDemoSignIn(stdout, res, m.Config.PublicBaseURL)
 				return nil
 			}),
 		}},
@@ -245,6 +261,61 @@ func accountsCommand(stdout, stderr io.Writer) *cli.Command {
 				}),
 			},
 			{
+				Name:  "list",
+				Usage: "list developer accounts, oldest first (--status pending_approval: those awaiting approval)",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "status", Usage: "only accounts of this status: active, pending_approval or disabled"},
+					jsonFlag(),
+				},
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					accounts, err := m.Provision.ListAccounts(ctx, cmd.String("status"))
+					if err != nil {
+						return err
+					}
+					if cmd.Bool("json") {
+						out := make([]map[string]any, len(accounts))
+						for i, a := range accounts {
+							out[i] = map[string]any{"id": a.ID, "name": a.Name, "email": a.Email, "status": a.Status,
+								"created_at": a.CreatedAt.UTC().Format(time.RFC3339)}
+						}
+						return printJSON(stdout, map[string]any{"accounts": out})
+					}
+					if len(accounts) == 0 {
+						fmt.Fprintln(stdout, "no accounts")
+					}
+					for _, a := range accounts {
+						fmt.Fprintf(stdout, "%-5d %-16s %-30s %s  %s\n", a.ID, a.Status, a.Email, a.CreatedAt.UTC().Format(time.RFC3339), a.Name)
+					}
+					return nil
+				}),
+			},
+			{
+				Name:      "reset-link",
+				Usage:     "create a one-time link that sets the account's portal password (the service sends no email)",
+				ArgsUsage: "ID",
+				Flags:     []cli.Flag{jsonFlag()},
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					a, err := args(cmd, "ID")
+					if err != nil {
+						return err
+					}
+					id, err := parseID("account", a[0])
+					if err != nil {
+						return err
+					}
+					link, err := m.Portal.NewResetLink(ctx, id)
+					if err != nil {
+						return err
+					}
+					expires := link.ExpiresAt.UTC().Format(time.RFC3339)
+					if cmd.Bool("json") {
+						return printJSON(stdout, map[string]any{"account_id": id, "url": link.URL, "expires_at": expires})
+					}
+					fmt.Fprintf(stdout, "one-time password reset link for account %d, valid until %s:\n%s\n", id, expires, link.URL)
+					return nil
+				}),
+			},
+			{
 				Name:      "set-status",
 				Usage:     "change an account's status",
 				ArgsUsage: "ID active|pending_approval|disabled",
@@ -308,6 +379,7 @@ func appsCommand(stdout, stderr io.Writer) *cli.Command {
 				ArgsUsage: "ID",
 				Flags: []cli.Flag{
 					&cli.StringSliceFlag{Name: "redirect-domain", Usage: "add an allowed redirect host (repeatable)"},
+					&cli.StringSliceFlag{Name: "remove-redirect-domain", Usage: "take a host off the allowlist (repeatable)"},
 					&cli.BoolFlag{Name: "clear-redirect-domains", Usage: "empty the allowlist first"},
 					&cli.StringFlag{Name: "webhook-url", Usage: "webhook URL (empty string removes it)"},
 					&cli.StringFlag{Name: "name"},
@@ -323,8 +395,9 @@ func appsCommand(stdout, stderr io.Writer) *cli.Command {
 						return err
 					}
 					up := provision.AppUpdate{
-						RedirectDomains:      cmd.StringSlice("redirect-domain"),
-						ClearRedirectDomains: cmd.Bool("clear-redirect-domains"),
+						RedirectDomains:       cmd.StringSlice("redirect-domain"),
+						RemoveRedirectDomains: cmd.StringSlice("remove-redirect-domain"),
+						ClearRedirectDomains:  cmd.Bool("clear-redirect-domains"),
 					}
 					if cmd.IsSet("webhook-url") {
 						u := cmd.String("webhook-url")
@@ -420,5 +493,71 @@ func keysCommand(stdout, stderr io.Writer) *cli.Command {
 				}),
 			},
 		},
+	}
+}
+
+// auditEntryJSON is one entry as `audit list --json` prints it.
+type auditEntryJSON struct {
+	ID        int64   `json:"id"`
+	At        string  `json:"at"`
+	AccountID *int64  `json:"account_id"`
+	AppID     *int64  `json:"app_id"`
+	Actor     string  `json:"actor"`
+	IP        *string `json:"ip"`
+	Action    string  `json:"action"`
+	Detail    string  `json:"detail"`
+}
+
+func auditCommand(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:  "audit",
+		Usage: "read the audit log of what partners and operators did",
+		Commands: []*cli.Command{{
+			Name:  "list",
+			Usage: "the newest entries first: who (partner and IP, or operator), what, when; never a key or secret",
+			Flags: []cli.Flag{
+				&cli.Int64Flag{Name: "account", Usage: "only entries of this account id"},
+				&cli.IntFlag{Name: "limit", Value: 100, Usage: "how many entries (at most 1000)"},
+				jsonFlag(),
+			},
+			Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				entries, err := audit.List(ctx, m.DB, cmd.Int64("account"), cmd.Int("limit"))
+				if err != nil {
+					return err
+				}
+				out := make([]auditEntryJSON, len(entries))
+				for i, e := range entries {
+					out[i] = auditEntryJSON{ID: e.ID, At: e.CreatedAt.UTC().Format(time.RFC3339), Actor: e.Actor,
+						Action: e.Action, Detail: e.Detail}
+					if e.IP != "" {
+						out[i].IP = &e.IP
+					}
+					if e.AccountID != 0 {
+						out[i].AccountID = &e.AccountID
+					}
+					if e.AppID != 0 {
+						out[i].AppID = &e.AppID
+					}
+				}
+				if cmd.Bool("json") {
+					return printJSON(stdout, map[string]any{"entries": out})
+				}
+				for _, e := range out {
+					who := e.Actor
+					if e.IP != nil {
+						who += " " + *e.IP
+					}
+					scope := ""
+					if e.AccountID != nil {
+						scope = fmt.Sprintf("account %d", *e.AccountID)
+					}
+					if e.AppID != nil {
+						scope += fmt.Sprintf(" app %d", *e.AppID)
+					}
+					fmt.Fprintf(stdout, "%s  %-22s %-28s %-18s %s\n", e.At, who, e.Action, scope, e.Detail)
+				}
+				return nil
+			}),
+		}},
 	}
 }

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,8 +14,10 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/live"
+	"github.com/boxoffice/boxoffice/portal"
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/urfave/cli/v3"
@@ -27,9 +30,19 @@ func main() {
 	err := newCLI(os.Stdout, os.Stderr).Run(ctx, os.Args)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "boxoffice: "+oneLine(err.Error()))
+		fmt.Fprintln(os.Stderr, "boxoffice: "+oneLine(describe(err)))
 		os.Exit(1)
 	}
+}
+
+// describe is what an error prints as: a refusal's own message (its code
+// is for the APIs and the portal), any other error in full.
+func describe(err error) string {
+	var e *apperr.Error
+	if errors.As(err, &e) && e.Status() < 500 {
+		return e.Message
+	}
+	return err.Error()
 }
 
 // oneLine keeps an error to the one line OPERATOR.md promises, unless it is
@@ -96,6 +109,16 @@ func globalFlags() []cli.Flag {
 			Usage: "allow live free checkout (false answers 503 free_checkout_unavailable)"},
 		&cli.Int64Flag{Name: "max-body-bytes", Value: defaults.MaxBodyBytes, Sources: cli.EnvVars("MAX_BODY_BYTES"),
 			Usage: "largest request body accepted"},
+		&cli.DurationFlag{Name: "portal-session-ttl", Value: defaults.Portal.SessionTTL, Sources: cli.EnvVars("PORTAL_SESSION_TTL"),
+			Usage: "how long a developer portal sign-in lasts"},
+		&cli.DurationFlag{Name: "portal-reset-ttl", Value: defaults.Portal.ResetTTL, Sources: cli.EnvVars("PORTAL_RESET_TTL"),
+			Usage: "how long a password reset link (accounts reset-link) works"},
+		&cli.IntFlag{Name: "portal-signin-per-ip", Value: defaults.Portal.SignInPerIP, Sources: cli.EnvVars("PORTAL_SIGNIN_PER_IP"),
+			Usage: "portal sign-in and sign-up attempts per client IP per --portal-signin-window"},
+		&cli.IntFlag{Name: "portal-signin-per-account", Value: defaults.Portal.SignInPerAccount, Sources: cli.EnvVars("PORTAL_SIGNIN_PER_ACCOUNT"),
+			Usage: "portal sign-in attempts per email address per --portal-signin-window"},
+		&cli.DurationFlag{Name: "portal-signin-window", Value: defaults.Portal.SignInWindow, Sources: cli.EnvVars("PORTAL_SIGNIN_WINDOW"),
+			Usage: "the window of the portal's sign-in limits"},
 		&cli.IntFlag{Name: "graphql-max-bytes", Value: defaults.GraphQLLimits.Bytes, Sources: cli.EnvVars("GRAPHQL_MAX_BYTES"),
 			Usage: "largest GraphQL document, in bytes, read before parsing"},
 		&cli.IntFlag{Name: "graphql-max-tokens", Value: defaults.GraphQLLimits.Tokens, Sources: cli.EnvVars("GRAPHQL_MAX_TOKENS"),
@@ -157,6 +180,11 @@ func configFrom(cmd *cli.Command) Config {
 		PaystackSecretKey: cmd.String("paystack-secret-key"),
 		PaystackBaseURL:   cmd.String("paystack-base-url"),
 		LiveFreeDisabled:  !cmd.Bool("live-free-checkout"),
+		Portal: portal.Config{
+			SessionTTL: cmd.Duration("portal-session-ttl"), ResetTTL: cmd.Duration("portal-reset-ttl"),
+			SignInPerIP: cmd.Int("portal-signin-per-ip"), SignInPerAccount: cmd.Int("portal-signin-per-account"),
+			SignInWindow: cmd.Duration("portal-signin-window"),
+		},
 	}
 }
 
@@ -220,6 +248,7 @@ func newCLI(stdout, stderr io.Writer) *cli.Command {
 			keysCommand(stdout, stderr),
 			webhooksCommand(stdout, stderr),
 			healthcheckCommand(stdout),
+			auditCommand(stdout, stderr),
 		},
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/boxoffice/boxoffice/observe"
 	"github.com/boxoffice/boxoffice/openapi"
 	"github.com/boxoffice/boxoffice/playground"
+	"github.com/boxoffice/boxoffice/portal"
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/rest"
 	"github.com/boxoffice/boxoffice/sandbox"
@@ -49,6 +50,7 @@ func (m *Main) Handler() http.Handler {
 		api.Routes(r)
 	})
 
+	r.Mount("/portal", (&portal.Handler{Service: m.Portal, Log: m.Log}).Routes())
 	(&sandbox.Handler{Checkout: m.Checkout, Now: m.Now, Log: m.Log}).Routes(r)
 	(&hosted.Handler{Checkout: m.Checkout, Payments: m.Payments, Now: m.Now, Log: m.Log}).Routes(r)
 	if m.devPay != nil {

@@ -62,15 +62,12 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 				Usage: "recent events of an app and their delivery attempts",
 				Flags: []cli.Flag{
 					&cli.Int64Flag{Name: "app", Required: true},
-					&cli.IntFlag{Name: "limit", Value: 20},
+					&cli.IntFlag{Name: "limit", Value: 20, Usage: "how many of the newest events (at most 100)"},
 					jsonFlag(),
 				},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
 					appID := cmd.Int64("app")
-					if _, err := store.AppByID(ctx, m.DB, appID); err != nil {
-						return fmt.Errorf("app %d does not exist", appID)
-					}
-					events, attempts, err := store.RecentWebhookEvents(ctx, m.DB, appID, cmd.Int("limit"))
+					events, attempts, err := m.Webhooks.Recent(ctx, appID, cmd.Int("limit"))
 					if err != nil {
 						return err
 					}

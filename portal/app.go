@@ -1,0 +1,182 @@
+package portal
+
+import (
+	"context"
+	"strings"
+
+	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/auth"
+	"github.com/boxoffice/boxoffice/provision"
+	"github.com/boxoffice/boxoffice/store"
+)
+
+// Apps returns the apps of the session's account.
+// Errors: account_pending_approval, account_disabled.
+func (s *Service) Apps(ctx context.Context, sess *Session) ([]store.App, error) {
+	if err := active(sess.Account); err != nil {
+		return nil, err
+	}
+	return store.AppsOfAccount(ctx, s.DB, sess.Account.ID)
+}
+
+// CreateApp creates an app in the session's account; its keys and webhook
+// secret are in the result, shown this once.
+// Errors: account_pending_approval, account_disabled, validation_failed (name).
+func (s *Service) CreateApp(ctx context.Context, sess *Session, name string) (*provision.NewApp, error) {
+	if err := active(sess.Account); err != nil {
+		return nil, err
+	}
+	return s.Provision.CreateApp(asPartner(ctx), provision.AppInput{AccountID: sess.Account.ID, Name: name})
+}
+
+// RotateKey revokes the app's key of env and returns its replacement,
+// shown this once.
+// Errors: account_pending_approval, account_disabled, not_found,
+// validation_failed (env).
+func (s *Service) RotateKey(ctx context.Context, sess *Session, appID int64, env string) (string, error) {
+	if _, err := s.ownApp(ctx, sess, appID); err != nil {
+		return "", err
+	}
+	return s.Provision.RotateKey(asPartner(ctx), appID, env)
+}
+
+// RevokeKey revokes the app's key of env; requests with it fail at once.
+// Errors: account_pending_approval, account_disabled, not_found (the app,
+// or an active key), validation_failed (env).
+func (s *Service) RevokeKey(ctx context.Context, sess *Session, appID int64, env string) error {
+	if _, err := s.ownApp(ctx, sess, appID); err != nil {
+		return err
+	}
+	return s.Provision.RevokeKey(asPartner(ctx), appID, env)
+}
+
+// AddRedirectDomain puts a host on the app's redirect allowlist.
+// Errors: account_pending_approval, account_disabled, not_found,
+// validation_failed (redirect-domain).
+func (s *Service) AddRedirectDomain(ctx context.Context, sess *Session, appID int64, host string) error {
+	if _, err := s.ownApp(ctx, sess, appID); err != nil {
+		return err
+	}
+	_, err := s.Provision.UpdateApp(asPartner(ctx), appID, provision.AppUpdate{RedirectDomains: []string{host}})
+	return err
+}
+
+// RemoveRedirectDomain takes a host off the app's redirect allowlist.
+// Errors: account_pending_approval, account_disabled, not_found,
+// validation_failed (redirect-domain).
+func (s *Service) RemoveRedirectDomain(ctx context.Context, sess *Session, appID int64, host string) error {
+	if _, err := s.ownApp(ctx, sess, appID); err != nil {
+		return err
+	}
+	_, err := s.Provision.UpdateApp(asPartner(ctx), appID, provision.AppUpdate{RemoveRedirectDomains: []string{host}})
+	return err
+}
+
+// SetWebhookURL sets the app's webhook URL; "" removes it.
+// Errors: account_pending_approval, account_disabled, not_found,
+// validation_failed (webhook-url).
+func (s *Service) SetWebhookURL(ctx context.Context, sess *Session, appID int64, url string) error {
+	if _, err := s.ownApp(ctx, sess, appID); err != nil {
+		return err
+	}
+	url = strings.TrimSpace(url)
+	_, err := s.Provision.UpdateApp(asPartner(ctx), appID, provision.AppUpdate{WebhookURL: &url})
+	return err
+}
+
+// RotateWebhookSecret replaces the app's webhook secret and returns the new
+// one, shown this once.
+// Errors: account_pending_approval, account_disabled, not_found.
+func (s *Service) RotateWebhookSecret(ctx context.Context, sess *Session, appID int64) (string, error) {
+	if _, err := s.ownApp(ctx, sess, appID); err != nil {
+		return "", err
+	}
+	return s.Provision.RotateWebhookSecret(asPartner(ctx), appID)
+}
+
+// SendTestEvent queues a webhook.test event of env to the app's webhook
+// URL and returns its id.
+// Errors: account_pending_approval, account_disabled, not_found,
+// validation_failed (env; webhook-url when the app has none).
+func (s *Service) SendTestEvent(ctx context.Context, sess *Session, appID int64, env string) (string, error) {
+	if _, err := s.ownApp(ctx, sess, appID); err != nil {
+		return "", err
+	}
+	return s.Webhooks.EmitTest(asPartner(ctx), appID, env)
+}
+
+// Redeliver queues another round of delivery of one of the app's events.
+// Errors: account_pending_approval, account_disabled, not_found.
+func (s *Service) Redeliver(ctx context.Context, sess *Session, appID int64, eventID string) error {
+	if _, err := s.ownApp(ctx, sess, appID); err != nil {
+		return err
+	}
+	ev, err := store.WebhookEventByID(ctx, s.DB, eventID)
+	if err != nil || ev.AppID != appID {
+		return apperr.New(apperr.NotFound, "Webhook event %s was not found for this app.", eventID)
+	}
+	return s.Webhooks.Redeliver(asPartner(ctx), eventID)
+}
+
+// OrderQuery picks the orders an app page lists.
+type OrderQuery struct {
+	Env       string // test (default) or live
+	Reference string // part of a reference; "" for all
+}
+
+// Page sizes of an app page.
+const (
+	PageOrders = 50
+	PageEvents = 25
+)
+
+// AppPage is everything an app's page shows.
+type AppPage struct {
+	App *store.App
+	// Keys are the app's active keys by environment (absent when revoked).
+	Keys map[string]*store.APIKey
+	// Events are the newest webhook events, with their Attempts.
+	Events   []store.WebhookEvent
+	Attempts map[string][]store.WebhookAttempt
+	// Orders are the newest orders of Query, newest first.
+	Orders []store.Order
+	Query  OrderQuery
+}
+
+// AppPage reads an app's page: its keys, webhook deliveries and the orders
+// of q.
+// Errors: account_pending_approval, account_disabled, not_found,
+// validation_failed (env, reference).
+func (s *Service) AppPage(ctx context.Context, sess *Session, appID int64, q OrderQuery) (*AppPage, error) {
+	app, err := s.ownApp(ctx, sess, appID)
+	if err != nil {
+		return nil, err
+	}
+	if q.Env == "" {
+		q.Env = store.EnvTest
+	}
+	if err := auth.CheckEnv(q.Env); err != nil {
+		return nil, err
+	}
+	q.Reference = strings.ToLower(strings.TrimSpace(q.Reference))
+	if len(q.Reference) > 64 || strings.ContainsFunc(q.Reference, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	}) {
+		return nil, apperr.Invalid("reference", "may hold only letters, digits, '_' and '-' (at most 64), as order references do")
+	}
+	page := &AppPage{App: app, Query: q, Keys: map[string]*store.APIKey{}}
+	keys, err := store.ActiveAPIKeys(ctx, s.DB, appID)
+	if err != nil {
+		return nil, err
+	}
+	for i := range keys {
+		page.Keys[keys[i].Environment] = &keys[i]
+	}
+	if page.Events, page.Attempts, err = s.Webhooks.Recent(ctx, appID, PageEvents); err != nil {
+		return nil, err
+	}
+	if page.Orders, err = store.AppOrders(ctx, s.DB, appID, q.Env, q.Reference, PageOrders); err != nil {
+		return nil, err
+	}
+	return page, nil
+}

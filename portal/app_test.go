@@ -1,0 +1,346 @@
+package portal_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/audit"
+	"github.com/boxoffice/boxoffice/auth"
+	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/portal"
+	"github.com/boxoffice/boxoffice/seed"
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/stretchr/testify/require"
+)
+
+// authCode is what the API answers a key with: "ok" or the error code.
+func authCode(t *testing.T, db *store.DB, key string) string {
+	t.Helper()
+	_, err := (&auth.Authenticator{DB: db}).Authenticate(context.Background(), key)
+	if err == nil {
+		return "ok"
+	}
+	return string(apperr.CodeOf(err))
+}
+
+func TestApps(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		t.Run("CreateApp", func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, db)
+			sess := f.partner(t, "ama")
+			app, err := f.svc.CreateApp(f.ctx, sess, "  Ama's shop ")
+			require.NoError(t, err)
+			require.Equal(t, "Ama's shop", app.App.Name)
+			require.Equal(t, sess.Account.ID, app.App.AccountID)
+			require.Equal(t, "ok", authCode(t, db, app.TestKey))
+			require.Equal(t, "ok", authCode(t, db, app.LiveKey))
+			require.True(t, strings.HasPrefix(app.WebhookSecret, "whsec_"))
+
+			apps, err := f.svc.Apps(f.ctx, sess)
+			require.NoError(t, err)
+			require.Len(t, apps, 1)
+			page, err := f.svc.AppPage(f.ctx, sess, app.App.ID, portal.OrderQuery{})
+			require.NoError(t, err)
+			require.Equal(t, app.TestKey[len(app.TestKey)-4:], page.Keys[store.EnvTest].Hint)
+			require.Equal(t, store.EnvTest, page.Query.Env)
+
+			_, err = f.svc.CreateApp(f.ctx, sess, " ")
+			requireField(t, err, "name", "is required")
+		})
+		t.Run("ErrNotYourApp", func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, db)
+			owner := f.partner(t, "owner")
+			app, err := f.svc.CreateApp(f.ctx, owner, "Owner's shop")
+			require.NoError(t, err)
+			intruder := f.partner(t, "intruder")
+			id := app.App.ID
+			msg := fmt.Sprintf("App %d was not found in your account.", id)
+			for name, try := range map[string]func() error{
+				"AppPage":   func() error { _, err := f.svc.AppPage(f.ctx, intruder, id, portal.OrderQuery{}); return err },
+				"RotateKey": func() error { _, err := f.svc.RotateKey(f.ctx, intruder, id, store.EnvTest); return err },
+				"RevokeKey": func() error { return f.svc.RevokeKey(f.ctx, intruder, id, store.EnvLive) },
+				"AddRedirect": func() error {
+					return f.svc.AddRedirectDomain(f.ctx, intruder, id, "evil.example")
+				},
+				"RemoveRedirect": func() error { return f.svc.RemoveRedirectDomain(f.ctx, intruder, id, "shop.example") },
+				"WebhookURL":     func() error { return f.svc.SetWebhookURL(f.ctx, intruder, id, "https://evil.example/h") },
+				"WebhookSecret":  func() error { _, err := f.svc.RotateWebhookSecret(f.ctx, intruder, id); return err },
+				"TestEvent":      func() error { _, err := f.svc.SendTestEvent(f.ctx, intruder, id, store.EnvTest); return err },
+				"Redeliver":      func() error { return f.svc.Redeliver(f.ctx, intruder, id, "evt_x") },
+				"Missing":        func() error { _, err := f.svc.AppPage(f.ctx, intruder, 0, portal.OrderQuery{}); return err },
+			} {
+				t.Run(name, func(t *testing.T) {
+					err := try()
+					if name == "Missing" {
+						requireErr(t, err, apperr.NotFound, "App 0 was not found in your account.")
+						return
+					}
+					requireErr(t, err, apperr.NotFound, msg)
+				})
+			}
+			require.Equal(t, "ok", authCode(t, db, app.TestKey), "nothing changed")
+			require.Equal(t, "ok", authCode(t, db, app.LiveKey))
+			require.Equal(t, []string{audit.AccountCreate, audit.AccountStatus, audit.SignIn}, actions(f.auditOf(t, intruder.Account.ID)),
+				"the intruder changed nothing")
+		})
+		t.Run("RotateAndRevokeKeys", func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, db)
+			sess := f.partner(t, "ama")
+			app, err := f.svc.CreateApp(f.ctx, sess, "Shop")
+			require.NoError(t, err)
+			key, err := f.svc.RotateKey(f.ctx, sess, app.App.ID, store.EnvTest)
+			require.NoError(t, err)
+			require.Regexp(t, `^svc_test_[a-z2-7]{32}$`, key)
+			require.Equal(t, "invalid_api_key", authCode(t, db, app.TestKey), "the leaked key is refused at once")
+			require.Equal(t, "ok", authCode(t, db, key))
+			require.Equal(t, "ok", authCode(t, db, app.LiveKey), "rotating test leaves live alone")
+
+			require.NoError(t, f.svc.RevokeKey(f.ctx, sess, app.App.ID, store.EnvLive))
+			require.Equal(t, "invalid_api_key", authCode(t, db, app.LiveKey))
+			err = f.svc.RevokeKey(f.ctx, sess, app.App.ID, store.EnvLive)
+			requireErr(t, err, apperr.NotFound, fmt.Sprintf("app %d has no active live key", app.App.ID))
+			page, err := f.svc.AppPage(f.ctx, sess, app.App.ID, portal.OrderQuery{})
+			require.NoError(t, err)
+			require.Nil(t, page.Keys[store.EnvLive])
+			require.Equal(t, key[len(key)-4:], page.Keys[store.EnvTest].Hint)
+
+			_, err = f.svc.RotateKey(f.ctx, sess, app.App.ID, "prod")
+			requireField(t, err, "env", `"prod" is not one of test, live`)
+		})
+		t.Run("RedirectDomains", func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, db)
+			sess := f.partner(t, "ama")
+			app, err := f.svc.CreateApp(f.ctx, sess, "Shop")
+			require.NoError(t, err)
+			id := app.App.ID
+			require.NoError(t, f.svc.AddRedirectDomain(f.ctx, sess, id, " Shop.Example.com "))
+			require.NoError(t, f.svc.AddRedirectDomain(f.ctx, sess, id, "pay.example.com"))
+			require.NoError(t, f.svc.AddRedirectDomain(f.ctx, sess, id, "shop.example.com"), "adding twice keeps one")
+			for _, bad := range []string{"https://x.example/path", "x.example:443", "", "a..b", "-a.example"} {
+				requireField(t, f.svc.AddRedirectDomain(f.ctx, sess, id, bad), "redirect-domain",
+					fmt.Sprintf("%q is not a host name such as shop.example.com", bad))
+			}
+			require.NoError(t, f.svc.RemoveRedirectDomain(f.ctx, sess, id, "SHOP.example.com"))
+			got, err := store.AppByID(context.Background(), db, id)
+			require.NoError(t, err)
+			require.Equal(t, []string{"pay.example.com"}, got.RedirectDomains)
+			var details []string
+			for _, e := range f.auditOf(t, sess.Account.ID) {
+				if e.AppID == id && strings.HasPrefix(e.Action, "app.redirect") {
+					details = append(details, e.Action+" "+e.Detail)
+				}
+			}
+			require.Equal(t, []string{
+				audit.RedirectAdd + " shop.example.com", audit.RedirectAdd + " pay.example.com",
+				audit.RedirectRemove + " shop.example.com",
+			}, details)
+		})
+		t.Run("WebhookURL", func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, db)
+			sess := f.partner(t, "ama")
+			app, err := f.svc.CreateApp(f.ctx, sess, "Shop")
+			require.NoError(t, err)
+			id := app.App.ID
+			for url, msg := range map[string]string{
+				"http://hooks.example/h":       `"http://hooks.example/h" must be an absolute https:// URL`,
+				"hooks.example/h":              `"hooks.example/h" must be an absolute https:// URL`,
+				"https://u:p@hooks.example/h":  `"https://u:p@hooks.example/h" must not carry a user name or password`,
+				"https://localhost/h":          `"https://localhost/h" must be reachable on the public internet, not localhost`,
+				"https://127.0.0.1:8443/h":     `"https://127.0.0.1:8443/h" must be reachable on the public internet, not a private or loopback address`,
+				"https://10.1.2.3/h":           `"https://10.1.2.3/h" must be reachable on the public internet, not a private or loopback address`,
+				"https://169.254.169.254/meta": `"https://169.254.169.254/meta" must be reachable on the public internet, not a private or loopback address`,
+				"https://[::1]/h":              `"https://[::1]/h" must be reachable on the public internet, not a private or loopback address`,
+			} {
+				requireField(t, f.svc.SetWebhookURL(f.ctx, sess, id, url), "webhook-url", msg)
+			}
+			require.NoError(t, f.svc.SetWebhookURL(f.ctx, sess, id, " https://hooks.example/boxoffice?token=s3cret "))
+			got, err := store.AppByID(context.Background(), db, id)
+			require.NoError(t, err)
+			require.Equal(t, "https://hooks.example/boxoffice?token=s3cret", got.WebhookURL)
+			require.NoError(t, f.svc.SetWebhookURL(f.ctx, sess, id, ""))
+			got, err = store.AppByID(context.Background(), db, id)
+			require.NoError(t, err)
+			require.Empty(t, got.WebhookURL, "empty removes it")
+			for _, e := range f.auditOf(t, sess.Account.ID) {
+				require.NotContains(t, e.Detail, "s3cret", "an audit entry names the receiver's host only")
+			}
+		})
+		t.Run("WebhookSecretTestEventRedeliver", func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, db)
+			sess := f.partner(t, "ama")
+			app, err := f.svc.CreateApp(f.ctx, sess, "Shop")
+			require.NoError(t, err)
+			id := app.App.ID
+			_, err = f.svc.SendTestEvent(f.ctx, sess, id, store.EnvTest)
+			requireField(t, err, "webhook-url", fmt.Sprintf("is not set for app %d: set one before sending a test event", id))
+
+			secret, err := f.svc.RotateWebhookSecret(f.ctx, sess, id)
+			require.NoError(t, err)
+			require.NotEqual(t, app.WebhookSecret, secret)
+			got, err := store.AppByID(context.Background(), db, id)
+			require.NoError(t, err)
+			require.Equal(t, secret, got.WebhookSecret, "deliveries are signed with the new secret")
+
+			require.NoError(t, f.svc.SetWebhookURL(f.ctx, sess, id, "https://hooks.example/h"))
+			evID, err := f.svc.SendTestEvent(f.ctx, sess, id, store.EnvLive)
+			require.NoError(t, err)
+			_, err = f.svc.SendTestEvent(f.ctx, sess, id, "prod")
+			requireField(t, err, "env", `"prod" is not one of test, live`)
+			require.NoError(t, f.svc.Redeliver(f.ctx, sess, id, evID))
+			require.Equal(t, []string{evID, evID}, f.enqueued, "queued, then queued again")
+
+			other, err := f.svc.CreateApp(f.ctx, sess, "Other shop")
+			require.NoError(t, err)
+			requireErr(t, f.svc.Redeliver(f.ctx, sess, other.App.ID, evID), apperr.NotFound,
+				fmt.Sprintf("Webhook event %s was not found for this app.", evID))
+
+			page, err := f.svc.AppPage(f.ctx, sess, id, portal.OrderQuery{})
+			require.NoError(t, err)
+			require.Len(t, page.Events, 1)
+			require.Equal(t, "webhook.test", page.Events[0].Type)
+			require.Equal(t, store.EnvLive, page.Events[0].Environment)
+
+			entries := f.auditOf(t, sess.Account.ID)
+			for _, e := range entries {
+				require.NotContains(t, e.Detail, secret)
+				require.NotContains(t, e.Detail, app.WebhookSecret)
+			}
+			require.Subset(t, actions(entries), []string{audit.WebhookSecretRotate, audit.WebhookTest, audit.WebhookRedeliver})
+		})
+		t.Run("SuspendedAppStaysManageable", func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, db)
+			sess := f.partner(t, "ama")
+			app, err := f.svc.CreateApp(f.ctx, sess, "Shop")
+			require.NoError(t, err)
+			require.NoError(t, f.svc.Provision.SetAppStatus(context.Background(), app.App.ID, store.AppSuspended))
+			page, err := f.svc.AppPage(f.ctx, sess, app.App.ID, portal.OrderQuery{})
+			require.NoError(t, err)
+			require.Equal(t, store.AppSuspended, page.App.Status)
+			key, err := f.svc.RotateKey(f.ctx, sess, app.App.ID, store.EnvTest)
+			require.NoError(t, err, "a partner can still replace a leaked key")
+			require.Equal(t, "app_suspended", authCode(t, db, key))
+		})
+	})
+}
+
+func TestAppOrders(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+		_, err := catalog.Import(ctx, db, seed.DemoCatalog(now), now)
+		require.NoError(t, err)
+		var date store.EventDate
+		require.NoError(t, db.NewSelect().Model(&date).Order("d.id").Limit(1).Scan(ctx))
+
+		t.Run("OK", func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, db)
+			sess := f.partner(t, "ama")
+			app, err := f.svc.CreateApp(f.ctx, sess, "Shop")
+			require.NoError(t, err)
+			other, err := f.svc.CreateApp(f.ctx, sess, "Other")
+			require.NoError(t, err)
+			order := func(appID int64, env, ref string, at time.Time) {
+				o := &store.Order{Reference: ref, AppID: appID, Environment: env, Status: store.OrderPending,
+					EventID: date.EventID, EventDateID: date.ID, Currency: "GHS", TotalAmount: 24000,
+					CustomerName: "A", CustomerEmail: "a@example.com", CustomerPhone: "0241234567",
+					SuccessURL: "https://s.example/ok", CancelURL: "https://s.example/no", CreatedAt: at, UpdatedAt: at}
+				require.NoError(t, store.InsertOrder(ctx, db, o, nil))
+			}
+			p := f.prefix
+			order(app.App.ID, store.EnvTest, "sbx_"+p+"aaa", now)
+			order(app.App.ID, store.EnvTest, "sbx_"+p+"bbb", now.Add(time.Minute))
+			order(app.App.ID, store.EnvTest, "sbx_"+p+"ab_c", now.Add(2*time.Minute))
+			order(app.App.ID, store.EnvLive, "ord_"+p+"live", now)
+			order(other.App.ID, store.EnvTest, "sbx_"+p+"other", now)
+
+			refs := func(q portal.OrderQuery) []string {
+				t.Helper()
+				page, err := f.svc.AppPage(f.ctx, sess, app.App.ID, q)
+				require.NoError(t, err)
+				var out []string
+				for _, o := range page.Orders {
+					out = append(out, strings.TrimPrefix(strings.TrimPrefix(o.Reference, "sbx_"+p), "ord_"+p))
+				}
+				return out
+			}
+			require.Equal(t, []string{"ab_c", "bbb", "aaa"}, refs(portal.OrderQuery{}), "newest first, test by default, this app only")
+			require.Equal(t, []string{"live"}, refs(portal.OrderQuery{Env: store.EnvLive}))
+			require.Equal(t, []string{"bbb"}, refs(portal.OrderQuery{Reference: " BBB "}))
+			require.Equal(t, []string{"ab_c"}, refs(portal.OrderQuery{Reference: "b_"}), "an underscore matches itself")
+			require.Empty(t, refs(portal.OrderQuery{Reference: "other"}))
+
+			_, err = f.svc.AppPage(f.ctx, sess, app.App.ID, portal.OrderQuery{Reference: "50%"})
+			requireField(t, err, "reference", "may hold only letters, digits, '_' and '-' (at most 64), as order references do")
+			_, err = f.svc.AppPage(f.ctx, sess, app.App.ID, portal.OrderQuery{Env: "prod"})
+			requireField(t, err, "env", `"prod" is not one of test, live`)
+		})
+	})
+}
+
+// TestAuditEveryAction takes every partner action once and reads the log:
+// each is recorded as the partner's, from their address, and no entry holds
+// a key, a secret or a password.
+func TestAuditEveryAction(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := setup(t, db)
+		acc := f.signUp(t, "ama")
+		require.NoError(t, f.svc.Provision.SetAccountStatus(context.Background(), acc.ID, store.AccountActive))
+		sess, err := f.svc.SignIn(f.ctx, acc.Email, password)
+		require.NoError(t, err)
+		sess = f.reload(t, sess)
+		app, err := f.svc.CreateApp(f.ctx, sess, "Shop")
+		require.NoError(t, err)
+		id := app.App.ID
+		key, err := f.svc.RotateKey(f.ctx, sess, id, store.EnvTest)
+		require.NoError(t, err)
+		require.NoError(t, f.svc.RevokeKey(f.ctx, sess, id, store.EnvLive))
+		require.NoError(t, f.svc.AddRedirectDomain(f.ctx, sess, id, "shop.example.com"))
+		require.NoError(t, f.svc.RemoveRedirectDomain(f.ctx, sess, id, "shop.example.com"))
+		require.NoError(t, f.svc.SetWebhookURL(f.ctx, sess, id, "https://hooks.example/h"))
+		secret, err := f.svc.RotateWebhookSecret(f.ctx, sess, id)
+		require.NoError(t, err)
+		ev, err := f.svc.SendTestEvent(f.ctx, sess, id, store.EnvTest)
+		require.NoError(t, err)
+		require.NoError(t, f.svc.Redeliver(f.ctx, sess, id, ev))
+		require.NoError(t, f.svc.SignOut(f.ctx, sess))
+
+		entries := f.auditOf(t, acc.ID)
+		require.Equal(t, []string{
+			audit.AccountCreate, audit.AccountStatus, audit.SignIn, audit.AppCreate, audit.KeyRotate, audit.KeyRevoke,
+			audit.RedirectAdd, audit.RedirectRemove, audit.WebhookURL, audit.WebhookSecretRotate,
+			audit.WebhookTest, audit.WebhookRedeliver, audit.SignOut,
+		}, actions(entries))
+		for _, e := range entries {
+			if e.Action == audit.AccountStatus {
+				require.Equal(t, store.ActorOperator, e.Actor, "the approval is the operator's")
+				require.Empty(t, e.IP)
+				continue
+			}
+			require.Equal(t, store.ActorPartner, e.Actor, e.Action)
+			require.Equal(t, f.ip, e.IP, e.Action)
+			require.False(t, e.CreatedAt.IsZero())
+			for _, s := range []string{key, app.TestKey, app.LiveKey, app.WebhookSecret, secret, password, sess.Token} {
+				require.NotContains(t, e.Detail, s, e.Action)
+			}
+		}
+		require.Equal(t, `name "Shop"; test and live keys and webhook secret issued`, entries[3].Detail)
+		require.Equal(t, "test key rotated; the old one is revoked", entries[4].Detail)
+		require.Equal(t, "set to https://hooks.example/…", entries[8].Detail)
+	})
+}

@@ -1,0 +1,259 @@
+package portal
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/auth"
+	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/go-chi/chi/v5"
+)
+
+// appView is an app's page as the template shows it.
+type appView struct {
+	*store.App
+	Suspended bool
+	Keys      []keyRow
+	Events    []eventRow
+	Orders    []orderRow
+	Env       string
+	Reference string
+}
+
+type keyRow struct {
+	Env, Masked, Created string
+	Active               bool
+}
+
+type eventRow struct {
+	ID, Type, Env, Status, Code, Latency, Error, Created string
+	Attempts                                             int64
+}
+
+type orderRow struct{ Reference, Status, Total, Created, Updated string }
+
+// newAppView converts what AppPage read for the template.
+func newAppView(p *AppPage) *appView {
+	v := &appView{App: p.App, Suspended: p.App.Status == store.AppSuspended, Env: p.Query.Env, Reference: p.Query.Reference}
+	for _, env := range []string{store.EnvTest, store.EnvLive} {
+		row := keyRow{Env: env}
+		if k := p.Keys[env]; k != nil {
+			row.Active, row.Masked, row.Created = true, auth.Prefix(env)+"…"+k.Hint, when(k.CreatedAt)
+		}
+		v.Keys = append(v.Keys, row)
+	}
+	for _, e := range p.Events {
+		row := eventRow{ID: e.ID, Type: e.Type, Env: e.Environment, Status: e.Status, Attempts: e.Attempts,
+			Code: "—", Created: when(e.CreatedAt)}
+		if as := p.Attempts[e.ID]; len(as) > 0 {
+			last := as[len(as)-1]
+			if last.StatusCode != nil {
+				row.Code = "HTTP " + strconv.FormatInt(*last.StatusCode, 10)
+			}
+			row.Latency = strconv.FormatInt(last.LatencyMS, 10) + " ms"
+			if last.Error != nil && last.StatusCode == nil {
+				row.Code, row.Error = "no answer", deliveryProblem(*last.Error)
+			}
+		}
+		v.Events = append(v.Events, row)
+	}
+	for _, o := range p.Orders {
+		v.Orders = append(v.Orders, orderRow{Reference: o.Reference, Status: o.Status,
+			Total:   o.Currency + " " + catalog.FormatAmount(o.TotalAmount),
+			Created: when(o.CreatedAt), Updated: when(o.UpdatedAt)})
+	}
+	return v
+}
+
+// deliveryProblem says why a delivery got no answer, in words that name
+// nothing of the service's own network (resolvers, addresses).
+func deliveryProblem(err string) string {
+	for _, p := range []struct{ in, say string }{
+		{"no webhook URL", "the app has no webhook URL"},
+		{"must be https", "the webhook URL must be https://"},
+		{"not a public address", "the URL leads to an address that is not public"},
+		{"no such host", "the host name does not resolve"},
+		{"connection refused", "the connection was refused"},
+		{"Client.Timeout", "no answer within 10 s"},
+		{"deadline exceeded", "no answer within 10 s"},
+		{"certificate", "the receiver's TLS certificate was not accepted"},
+	} {
+		if strings.Contains(err, p.in) {
+			return p.say
+		}
+	}
+	return "the connection failed"
+}
+
+// notices are what an app page says after a change (?done=…).
+var notices = map[string]string{
+	"key-revoked":      "Key revoked. Requests with it now answer 401 invalid_api_key.",
+	"redirect-added":   "Redirect host added.",
+	"redirect-removed": "Redirect host removed.",
+	"webhook-saved":    "Webhook URL saved.",
+	"test-sent":        "Test event queued. It appears in the delivery log below; reload to follow its delivery.",
+	"redelivered":      "Event queued for redelivery.",
+}
+
+func appID(r *http.Request) int64 {
+	id, err := strconv.ParseInt(chi.URLParam(r, "app"), 10, 64)
+	if err != nil || id < 1 {
+		return 0 // no app has id 0: not_found
+	}
+	return id
+}
+
+// showApp renders an app's page with status; p carries what the request
+// adds (a refusal, revealed secrets, the submitted form).
+func (h *Handler) showApp(w http.ResponseWriter, r *http.Request, id int64, status int, p *page) {
+	sess := sessionFrom(r)
+	q := r.URL.Query()
+	data, err := h.Service.AppPage(r.Context(), sess, id, OrderQuery{Env: q.Get("env"), Reference: q.Get("reference")})
+	if err != nil && apperr.CodeOf(err) == apperr.ValidationFailed {
+		// A bad search: show the page with the search refused.
+		p.Err, p.Form = apperr.From(err), q
+		status = http.StatusUnprocessableEntity
+		data, err = h.Service.AppPage(r.Context(), sess, id, OrderQuery{})
+	}
+	if err != nil {
+		h.refuse(w, r, err, p, "app")
+		return
+	}
+	p.Title, p.Nav, p.Session, p.App = data.App.Name, "apps", sess, newAppView(data)
+	p.Defaults = map[string]string{"webhook-url": data.App.WebhookURL, "reference": data.Query.Reference}
+	if p.Flash == "" {
+		p.Flash = notices[q.Get("done")]
+	}
+	h.render(w, r, status, "app", p)
+}
+
+func (h *Handler) app(w http.ResponseWriter, r *http.Request) {
+	h.showApp(w, r, appID(r), http.StatusOK, &page{})
+}
+
+// actionFailed shows the app's page again with the refusal: fields keep
+// what was typed.
+func (h *Handler) actionFailed(w http.ResponseWriter, r *http.Request, err error) {
+	e := apperr.From(err)
+	if e.Code != apperr.ValidationFailed {
+		h.refuse(w, r, err, &page{}, "app")
+		return
+	}
+	r.URL.RawQuery = "" // a post's page shows the default orders
+	h.showApp(w, r, appID(r), e.Status(), &page{Err: e, Form: r.PostForm})
+}
+
+func (h *Handler) apps(w http.ResponseWriter, r *http.Request) {
+	sess := sessionFrom(r)
+	apps, err := h.Service.Apps(r.Context(), sess)
+	if err != nil {
+		h.refuse(w, r, err, &page{}, "apps")
+		return
+	}
+	h.render(w, r, http.StatusOK, "apps", &page{Title: "Your apps", Nav: "apps", Session: sess, Apps: apps})
+}
+
+// createApp creates an app and shows its page with the keys and secret,
+// this once.
+func (h *Handler) createApp(w http.ResponseWriter, r *http.Request) {
+	sess := sessionFrom(r)
+	app, err := h.Service.CreateApp(r.Context(), sess, r.PostForm.Get("name"))
+	if err != nil {
+		apps, _ := h.Service.Apps(r.Context(), sess)
+		h.refuse(w, r, err, &page{Title: "Your apps", Nav: "apps", Apps: apps, Form: r.PostForm}, "apps")
+		return
+	}
+	h.showApp(w, r, app.App.ID, http.StatusCreated, &page{
+		Flash: fmt.Sprintf("App %q created with a test key, a live key and a webhook signing secret.", app.App.Name),
+		Reveal: []secret{
+			{ID: "test-key", Label: "Test key (sandbox)", Value: app.TestKey},
+			{ID: "live-key", Label: "Live key", Value: app.LiveKey},
+			{ID: "webhook-secret", Label: "Webhook signing secret", Value: app.WebhookSecret},
+		},
+	})
+}
+
+func (h *Handler) rotateKey(w http.ResponseWriter, r *http.Request) {
+	env := chi.URLParam(r, "env")
+	key, err := h.Service.RotateKey(r.Context(), sessionFrom(r), appID(r), env)
+	if err != nil {
+		h.actionFailed(w, r, err)
+		return
+	}
+	r.URL.RawQuery = ""
+	h.showApp(w, r, appID(r), http.StatusOK, &page{
+		Flash:  fmt.Sprintf("New %s key issued. The old one is revoked: requests with it now answer 401 invalid_api_key.", env),
+		Reveal: []secret{{ID: env + "-key", Label: "New " + env + " key", Value: key}},
+	})
+}
+
+func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request) {
+	id := appID(r)
+	if err := h.Service.RevokeKey(r.Context(), sessionFrom(r), id, chi.URLParam(r, "env")); err != nil {
+		h.actionFailed(w, r, err)
+		return
+	}
+	back(w, r, id, "key-revoked")
+}
+
+func (h *Handler) addRedirectDomain(w http.ResponseWriter, r *http.Request) {
+	id := appID(r)
+	if err := h.Service.AddRedirectDomain(r.Context(), sessionFrom(r), id, r.PostForm.Get("redirect-domain")); err != nil {
+		h.actionFailed(w, r, err)
+		return
+	}
+	back(w, r, id, "redirect-added")
+}
+
+func (h *Handler) removeRedirectDomain(w http.ResponseWriter, r *http.Request) {
+	id := appID(r)
+	if err := h.Service.RemoveRedirectDomain(r.Context(), sessionFrom(r), id, r.PostForm.Get("redirect-domain")); err != nil {
+		h.actionFailed(w, r, err)
+		return
+	}
+	back(w, r, id, "redirect-removed")
+}
+
+func (h *Handler) setWebhookURL(w http.ResponseWriter, r *http.Request) {
+	id := appID(r)
+	if err := h.Service.SetWebhookURL(r.Context(), sessionFrom(r), id, r.PostForm.Get("webhook-url")); err != nil {
+		h.actionFailed(w, r, err)
+		return
+	}
+	back(w, r, id, "webhook-saved")
+}
+
+func (h *Handler) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
+	secretValue, err := h.Service.RotateWebhookSecret(r.Context(), sessionFrom(r), appID(r))
+	if err != nil {
+		h.actionFailed(w, r, err)
+		return
+	}
+	r.URL.RawQuery = ""
+	h.showApp(w, r, appID(r), http.StatusOK, &page{
+		Flash:  "New webhook signing secret issued; deliveries from now on are signed with it.",
+		Reveal: []secret{{ID: "webhook-secret", Label: "Webhook signing secret", Value: secretValue}},
+	})
+}
+
+func (h *Handler) sendTestEvent(w http.ResponseWriter, r *http.Request) {
+	id := appID(r)
+	if _, err := h.Service.SendTestEvent(r.Context(), sessionFrom(r), id, strings.TrimSpace(r.PostForm.Get("env"))); err != nil {
+		h.actionFailed(w, r, err)
+		return
+	}
+	back(w, r, id, "test-sent")
+}
+
+func (h *Handler) redeliver(w http.ResponseWriter, r *http.Request) {
+	id := appID(r)
+	if err := h.Service.Redeliver(r.Context(), sessionFrom(r), id, chi.URLParam(r, "event")); err != nil {
+		h.actionFailed(w, r, err)
+		return
+	}
+	back(w, r, id, "redelivered")
+}

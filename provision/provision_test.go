@@ -1,0 +1,94 @@
+package provision_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/audit"
+	"github.com/boxoffice/boxoffice/auth"
+	"github.com/boxoffice/boxoffice/provision"
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/stretchr/testify/require"
+)
+
+func setup(t *testing.T, db *store.DB, allowPrivate bool) *provision.Service {
+	t.Helper()
+	now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+	return &provision.Service{DB: db, Now: func() time.Time { return now }, AllowPrivateWebhooks: allowPrivate,
+		Password: auth.PasswordParams{Memory: 256, Time: 1, Threads: 1}}
+}
+
+func requireField(t *testing.T, err error, field, msg string) {
+	t.Helper()
+	e := apperr.From(err)
+	require.Equal(t, apperr.ValidationFailed, e.Code, "error: %v", err)
+	require.Equal(t, apperr.Details{field: {msg}}, e.Details)
+	require.Equal(t, "--"+field+" "+msg, e.Message)
+}
+
+func TestProvision(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		t.Run("AccountWithPassword", func(t *testing.T) {
+			s := setup(t, db, false)
+			acc, err := s.CreateAccount(ctx, provision.AccountInput{Name: "Kofi", Email: "kofi@example.com", Password: "ten chars!"})
+			require.NoError(t, err)
+			ok, err := auth.CheckPassword(ctx, "ten chars!", acc.PasswordHash)
+			require.NoError(t, err)
+			require.True(t, ok)
+			_, err = s.CreateAccount(ctx, provision.AccountInput{Name: "Kofi", Email: "k2@example.com", Password: "short"})
+			requireField(t, err, "password", "must be at least 10 characters long")
+
+			plain, err := s.CreateAccount(ctx, provision.AccountInput{Name: "Ops", Email: "ops@example.com"})
+			require.NoError(t, err)
+			require.Empty(t, plain.PasswordHash, "no password: the account cannot sign in to the portal")
+
+			list, err := s.ListAccounts(ctx, store.AccountActive)
+			require.NoError(t, err)
+			require.Len(t, list, 2)
+			_, err = s.ListAccounts(ctx, "sleeping")
+			require.Equal(t, apperr.ValidationFailed, apperr.CodeOf(err))
+			require.Equal(t, `status "sleeping" is not one of active, pending_approval, disabled`, apperr.From(err).Message)
+		})
+		t.Run("ErrNotFound", func(t *testing.T) {
+			s := setup(t, db, false)
+			err := s.SetAccountStatus(ctx, 424242, store.AccountActive)
+			require.Equal(t, apperr.NotFound, apperr.CodeOf(err))
+			require.Equal(t, "account 424242 does not exist", apperr.From(err).Message)
+			_, err = s.RotateWebhookSecret(ctx, 424242)
+			require.Equal(t, "app 424242 does not exist", apperr.From(err).Message)
+		})
+		t.Run("RedirectDomainsAndWebhook", func(t *testing.T) {
+			s := setup(t, db, false)
+			acc, err := s.CreateAccount(ctx, provision.AccountInput{Name: "Ama", Email: "ama@example.com"})
+			require.NoError(t, err)
+			app, err := s.CreateApp(ctx, provision.AppInput{AccountID: acc.ID, Name: "Shop", RedirectDomains: []string{"a.example", "b.example"}})
+			require.NoError(t, err)
+			up, err := s.UpdateApp(ctx, app.App.ID, provision.AppUpdate{RemoveRedirectDomains: []string{"A.example"}, RedirectDomains: []string{"c.example"}})
+			require.NoError(t, err)
+			require.Equal(t, []string{"b.example", "c.example"}, up.RedirectDomains)
+			bad := "https://192.168.1.10/h"
+			_, err = s.UpdateApp(ctx, app.App.ID, provision.AppUpdate{WebhookURL: &bad})
+			requireField(t, err, "webhook-url", `"https://192.168.1.10/h" must be reachable on the public internet, not a private or loopback address`)
+			require.NoError(t, setup(t, db, true).CheckWebhookURL("http://127.0.0.1:9999/h"), "WEBHOOK_ALLOW_PRIVATE_TARGETS lifts the rule")
+
+			entries, err := audit.List(ctx, db, acc.ID, 100)
+			require.NoError(t, err)
+			var got []string
+			for _, e := range entries {
+				require.Equal(t, store.ActorOperator, e.Actor, "no partner in the context: an operator")
+				got = append([]string{e.Action + " " + e.Detail}, got...)
+			}
+			require.Equal(t, []string{
+				"account.create status active",
+				`app.create name "Shop"; test and live keys and webhook secret issued`,
+				"app.redirect_domain_remove a.example",
+				"app.redirect_domain_add c.example",
+			}, got)
+		})
+	})
+}
