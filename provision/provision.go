@@ -75,6 +75,18 @@ func (s *Service) SetAccountStatus(ctx context.Context, id int64, status string)
 	return err
 }
 
+// ListAccounts returns the developer accounts, oldest first; with a
+// status, only the accounts in it (the CLI's `accounts list --status` and
+// the portal's operator views share this).
+func (s *Service) ListAccounts(ctx context.Context, status string) ([]store.Account, error) {
+	if status != "" {
+		if err := checkAccountStatus(status); err != nil {
+			return nil, err
+		}
+	}
+	return store.ListAccounts(ctx, s.DB, status)
+}
+
 func checkAccountStatus(s string) error {
 	switch s {
 	case store.AccountActive, store.AccountPendingApproval, store.AccountDisabled:
@@ -204,6 +216,67 @@ func (s *Service) SetAppStatus(ctx context.Context, id int64, status string) err
 		app.Status, app.UpdatedAt = status, s.Now().UTC()
 		return store.UpdateApp(ctx, tx, app)
 	})
+}
+
+// ListApps returns the apps, oldest first; with an account id, only that
+// account's, and an error when the account does not exist (so "no apps" is
+// never a typo's answer).
+func (s *Service) ListApps(ctx context.Context, accountID int64) ([]store.App, error) {
+	if accountID != 0 {
+		if _, err := store.AccountByID(ctx, s.DB, accountID); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, fmt.Errorf("account %d does not exist", accountID)
+			}
+			return nil, err
+		}
+	}
+	return store.ListApps(ctx, s.DB, accountID)
+}
+
+// AppDetails is an app as an operator may see it: never its keys or webhook
+// secret, only the hints of its active keys.
+type AppDetails struct {
+	App  *store.App
+	Keys []KeyHint
+}
+
+// KeyHint names one active key of an app without revealing it.
+type KeyHint struct {
+	Environment string
+	Hint        string // the key's last four characters
+	CreatedAt   time.Time
+}
+
+// ShowApp returns an app and the hints of its active keys.
+func (s *Service) ShowApp(ctx context.Context, id int64) (*AppDetails, error) {
+	app, err := s.app(ctx, s.DB, id)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := store.ActiveAPIKeys(ctx, s.DB, id)
+	if err != nil {
+		return nil, err
+	}
+	d := &AppDetails{App: app, Keys: []KeyHint{}}
+	for _, k := range keys {
+		d.Keys = append(d.Keys, KeyHint{Environment: k.Environment, Hint: k.Hint, CreatedAt: k.CreatedAt.UTC()})
+	}
+	return d, nil
+}
+
+// RotateWebhookSecret gives an app a new webhook secret and returns it; it
+// is shown this once. Every delivery attempt from then on, retries of
+// earlier events included, is signed with it.
+func (s *Service) RotateWebhookSecret(ctx context.Context, id int64) (string, error) {
+	secret := newWebhookSecret()
+	err := store.SetAppWebhookSecret(ctx, s.DB, id, secret, s.Now().UTC())
+	if errors.Is(err, store.ErrNotFound) {
+		return "", fmt.Errorf("app %d does not exist", id)
+	}
+	if err != nil {
+		return "", err
+	}
+	return secret, nil
 }
 
 // RotateKey revokes an app's current key of env and issues a new one.

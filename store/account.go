@@ -53,3 +53,15 @@ func AccountByEmail(ctx context.Context, db bun.IDB, email string) (*Account, er
 	err := db.NewSelect().Model(a).Where("email = ?", email).Scan(ctx)
 	return a, translate(err)
 }
+
+// ListAccounts returns the accounts, oldest first; only those of status
+// when it is not empty.
+func ListAccounts(ctx context.Context, db bun.IDB, status string) ([]Account, error) {
+	as := []Account{}
+	q := db.NewSelect().Model(&as).Order("acc.id")
+	if status != "" {
+		q = q.Where("acc.status = ?", status)
+	}
+	err := q.Scan(ctx)
+	return as, translate(err)
+}

@@ -73,3 +73,12 @@ func RevokeAPIKeys(ctx context.Context, db bun.IDB, appID int64, env string, now
 	}
 	return res.RowsAffected()
 }
+
+// ActiveAPIKeys returns an app's unrevoked keys (hashes and hints), test
+// before live.
+func ActiveAPIKeys(ctx context.Context, db bun.IDB, appID int64) ([]APIKey, error) {
+	ks := []APIKey{}
+	err := db.NewSelect().Model(&ks).Where("k.app_id = ?", appID).Where("k.revoked_at IS NULL").
+		OrderExpr("k.environment DESC, k.id").Scan(ctx)
+	return ks, translate(err)
+}

@@ -61,3 +61,24 @@ func CountApps(ctx context.Context, db bun.IDB) (int, error) {
 	n, err := db.NewSelect().Model((*App)(nil)).Count(ctx)
 	return int(n), translate(err)
 }
+
+// ListApps returns the apps, oldest first; only those of an account when
+// accountID is not 0.
+func ListApps(ctx context.Context, db bun.IDB, accountID int64) ([]App, error) {
+	as := []App{}
+	q := db.NewSelect().Model(&as).Order("app.id")
+	if accountID != 0 {
+		q = q.Where("app.account_id = ?", accountID)
+	}
+	err := q.Scan(ctx)
+	return as, translate(err)
+}
+
+// SetAppWebhookSecret replaces an app's webhook secret; an unknown id is
+// ErrNotFound.
+func SetAppWebhookSecret(ctx context.Context, db bun.IDB, id int64, secret string, now time.Time) error {
+	res, err := db.NewUpdate().Model((*App)(nil)).
+		Set("webhook_secret = ?", secret).Set("updated_at = ?", now).
+		Where("id = ?", id).Exec(ctx)
+	return affectedOne(res, err)
+}
