@@ -173,16 +173,46 @@ func TestCLI(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "catalog.json")
 		require.NoError(t, os.WriteFile(file, []byte(cliCatalog), 0o600))
 		res := mustJSON(t, dbURL, "catalog", "import", file, "--json")
-		require.ElementsMatch(t, []string{"venues", "events", "event_dates", "tickets"}, keys(res))
+		require.ElementsMatch(t, []string{"venues", "events", "event_dates", "tickets", "created", "updated", "unchanged", "nothing_changed"}, keys(res))
 		require.Equal(t, map[string]any{"accra-arena": 1.0}, res["venues"])
 		require.Equal(t, map[string]any{"EVT-1001": 1.0}, res["events"])
+		one := map[string]any{"venues": 1.0, "events": 1.0, "event_dates": 1.0, "tickets": 1.0}
+		none := map[string]any{"venues": 0.0, "events": 0.0, "event_dates": 0.0, "tickets": 0.0}
+		require.Equal(t, one, res["created"])
+		require.Equal(t, false, res["nothing_changed"])
 		again := mustJSON(t, dbURL, "catalog", "import", file, "--json")
-		require.Equal(t, res, again)
+		for _, k := range []string{"venues", "events", "event_dates", "tickets"} {
+			require.Equal(t, res[k], again[k])
+		}
+		require.Equal(t, none, again["created"])
+		require.Equal(t, none, again["updated"])
+		require.Equal(t, one, again["unchanged"])
+		require.Equal(t, true, again["nothing_changed"])
+		out, err := runCLI(t, dbURL, "catalog", "import", file)
+		require.NoError(t, err)
+		require.Equal(t, "nothing changed: the catalog already matches "+file+" (1 venue, 1 event, 1 event date, 1 ticket)\n", out)
+		edited := filepath.Join(t.TempDir(), "edited.json")
+		require.NoError(t, os.WriteFile(edited, []byte(strings.Replace(cliCatalog, `"150.00"`, `"160.00"`, 1)), 0o600))
+		out, err = runCLI(t, dbURL, "catalog", "import", edited)
+		require.NoError(t, err)
+		require.Equal(t, "imported "+edited+": created none; updated 1 ticket; unchanged 1 venue, 1 event, 1 event date\n", out)
 
 		bad := filepath.Join(t.TempDir(), "bad.json")
 		require.NoError(t, os.WriteFile(bad, []byte(`{"events": [{"reference": "EVT-9", "name": "X", "slug": "x", "dates": [{"reference": "D-9", "start": "2026-12-24T18:00:00Z", "end": "2026-12-24T20:00:00Z", "venue": "accra-arena", "tickets": [{"reference": "T-9", "name": "R", "price": "ten", "currency": "GHS"}]}]}]}`), 0o600))
-		_, err := runCLI(t, dbURL, "catalog", "import", bad)
+		_, err = runCLI(t, dbURL, "catalog", "import", bad)
 		require.ErrorContains(t, err, `ticket "T-9": price: "ten"`)
+
+		typed := filepath.Join(t.TempDir(), "typed.json")
+		require.NoError(t, os.WriteFile(typed, []byte(strings.NewReplacer(`"quantity": 500`, `"quantity": "500"`, `"published": true`, `"published": "yes"`).Replace(cliCatalog)), 0o600))
+		stdout, stderr, err := runMain(t, dbURL, "catalog", "import", typed, "--json")
+		require.Error(t, err)
+		problems := []any{
+			`event "EVT-1001": published: must be true or false, not a string ("yes") (line 4)`,
+			`ticket "TKT-1001-REG": quantity: must be a whole number or null, not a string ("500") (line 6)`,
+		}
+		require.JSONEq(t, mustMarshal(t, map[string]any{"error": "catalog file refused (2 problems):\n  " + problems[0].(string) + "\n  " + problems[1].(string), "problems": problems}), stdout)
+		require.Equal(t, "boxoffice: catalog file refused (2 problems):\n  "+problems[0].(string)+"\n  "+problems[1].(string)+"\n", stderr,
+			"a refused file lists its problems, one a line")
 		_, err = runCLI(t, dbURL, "catalog", "import", filepath.Join(t.TempDir(), "missing.json"))
 		require.Error(t, err)
 	})

@@ -182,8 +182,11 @@ func catalogCommand(stdout, stderr io.Writer) *cli.Command {
 				if cmd.Bool("json") {
 					return printJSON(stdout, res)
 				}
-				fmt.Fprintf(stdout, "imported %d venues, %d events, %d event dates, %d tickets\n",
-					len(res.Venues), len(res.Events), len(res.EventDates), len(res.Tickets))
+				if res.NothingChanged {
+					fmt.Fprintf(stdout, "nothing changed: the catalog already matches %s (%s)\n", a[0], res.Unchanged)
+					return nil
+				}
+				fmt.Fprintf(stdout, "imported %s: created %s; updated %s; unchanged %s\n", a[0], res.Created, res.Updated, res.Unchanged)
 				return nil
 			}),
 		}},
