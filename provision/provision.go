@@ -5,8 +5,6 @@ package provision
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/uptrace/bun"
 )
 
@@ -338,12 +337,8 @@ func checkEnv(env string) error {
 	return nil
 }
 
-// newWebhookSecret returns "whsec_" and 32 random bytes in base64.
-func newWebhookSecret() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return "whsec_" + base64.StdEncoding.EncodeToString(b)
-}
+// newWebhookSecret returns a fresh secret in the form signing needs.
+func newWebhookSecret() string { return webhook.NewSecret() }
 
 // normalizeDomains lower-cases redirect hosts and refuses anything that is
 // not a bare host name (no scheme, port or path).
