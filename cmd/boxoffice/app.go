@@ -24,6 +24,7 @@ import (
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/resolvers"
+	"github.com/boxoffice/boxoffice/rest"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/webhook"
 )
@@ -62,6 +63,8 @@ type Config struct {
 	PaystackBaseURL   string
 	// LiveFreeDisabled switches live free checkout off.
 	LiveFreeDisabled bool
+	// WebhookStreams tunes the event streams `boxoffice listen` reads.
+	WebhookStreams webhook.StreamConfig
 }
 
 // DefaultConfig returns OPERATOR.md's defaults.
@@ -73,7 +76,7 @@ func DefaultConfig() Config {
 		FreeDailyAppCap: d.FreeDailyAppCap, FreeDailyBuyerEventCap: d.FreeDailyBuyerEventCap,
 		WebhookRetryBase: webhook.DefaultRetryBase, Jobs: jobs.DefaultConfig(),
 		RateLimits: ratelimit.DefaultConfig(), MaxBodyBytes: 1 << 20,
-		GraphQLLimits: graph.DefaultDocumentLimits(),
+		GraphQLLimits: graph.DefaultDocumentLimits(), WebhookStreams: webhook.DefaultStreamConfig(),
 	}
 }
 
@@ -90,6 +93,7 @@ type Main struct {
 	Idempotency *idempotency.Service
 	Checkout    *checkout.Service
 	Webhooks    *webhook.Service
+	Streams     *webhook.Streams
 	Jobs        *jobs.Runner
 	Limits      *ratelimit.Limits
 	Admission   *admission.Gate
@@ -140,6 +144,9 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Idempotency = &idempotency.Service{DB: db, Now: now}
 	m.Webhooks = &webhook.Service{DB: db, Now: now, Log: log, Client: webhook.NewClient(cfg.AllowPrivateWebhooks),
 		AllowPrivate: cfg.AllowPrivateWebhooks, Observe: m.Metrics.Webhook}
+	m.Streams = webhook.NewStreams(db, m.Auth, cfg.WebhookStreams, log, func(w http.ResponseWriter, r *http.Request, err error) {
+		rest.WriteError(w, r, log, err)
+	})
 	if err := m.openPayments(cfg); err != nil {
 		return nil, err
 	}
@@ -216,9 +223,11 @@ func (m *Main) purge(ctx context.Context) {
 	}
 }
 
-// Close releases the catalog watch, the database and Redis.
+// Close releases the catalog watch, the event streams, the database and
+// Redis.
 func (m *Main) Close() error {
 	m.CatalogWatch.Close()
+	m.Streams.Close()
 	return errors.Join(m.limitStore.Close(), m.DB.Close())
 }
 
@@ -233,6 +242,8 @@ func (m *Main) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
 	}
+	// Event streams never go idle: Shutdown ends them, or it would wait.
+	srv.RegisterOnShutdown(m.Streams.Close)
 	// Jobs get their own context: on shutdown they are stopped after HTTP,
 	// so in-flight requests can still enqueue.
 	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))

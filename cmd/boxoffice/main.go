@@ -18,6 +18,7 @@ import (
 	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/urfave/cli/v3"
 	"golang.org/x/term"
 	_ "time/tzdata" // event timezones resolve on machines without a zoneinfo database
@@ -175,6 +176,8 @@ func globalFlags() []cli.Flag {
 			Usage: "Paystack API base (default https://api.paystack.co)"},
 		&cli.BoolFlag{Name: "live-free-checkout", Value: true, Sources: cli.EnvVars("LIVE_FREE_CHECKOUT"),
 			Usage: "allow live free checkout (false answers 503 free_checkout_unavailable)"},
+		&cli.IntFlag{Name: "webhook-streams-per-app", Value: defaults.WebhookStreams.PerApp, Sources: cli.EnvVars("WEBHOOK_STREAMS_PER_APP"),
+			Usage: "most webhook event streams (boxoffice listen) one app may hold open on one instance"},
 		&cli.Int64Flag{Name: "max-body-bytes", Value: defaults.MaxBodyBytes, Sources: cli.EnvVars("MAX_BODY_BYTES"),
 			Usage: "largest request body accepted"},
 		&cli.IntFlag{Name: "graphql-max-bytes", Value: defaults.GraphQLLimits.Bytes, Sources: cli.EnvVars("GRAPHQL_MAX_BYTES"),
@@ -226,6 +229,8 @@ func configFrom(cmd *cli.Command) Config {
 		PaystackSecretKey: cmd.String("paystack-secret-key"),
 		PaystackBaseURL:   cmd.String("paystack-base-url"),
 		LiveFreeDisabled:  !cmd.Bool("live-free-checkout"),
+		WebhookStreams: webhook.StreamConfig{PerApp: cmd.Int("webhook-streams-per-app"),
+			Poll: defaults.WebhookStreams.Poll, Heartbeat: defaults.WebhookStreams.Heartbeat},
 	}
 }
 
