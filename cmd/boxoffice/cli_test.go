@@ -314,7 +314,7 @@ func TestCLI(t *testing.T) {
 			args []string
 			want string // the one line, after "boxoffice: "
 		}{
-			{"ErrUnknownCommand", []string{"bogus"}, `unknown command "bogus" (boxoffice has serve, migrate, seed, catalog, accounts, apps, keys, webhooks)`},
+			{"ErrUnknownCommand", []string{"bogus"}, `unknown command "bogus" (boxoffice has serve, migrate, seed, catalog, accounts, apps, keys, webhooks, listen)`},
 			{"ErrUnknownSubcommand", []string{"apps", "bogus"}, `unknown command "apps bogus" (boxoffice apps has create, update, list, show, rotate-webhook-secret, set-status)`},
 			{"ErrNoSubcommand", []string{"accounts"}, `accounts needs a command: create, list, set-status`},
 			{"ErrUnknownFlag", []string{"apps", "list", "--bogus"}, `apps list: flag provided but not defined: -bogus (see boxoffice apps list --help)`},
@@ -323,6 +323,7 @@ func TestCLI(t *testing.T) {
 			{"ErrMissingArgument", []string{"apps", "show"}, `apps show needs 1 argument(s): ID (see boxoffice apps show --help)`},
 			{"ErrStrayArgument", []string{"apps", "list", "3"}, `apps list takes no arguments, but was given "3" (see boxoffice apps list --help)`},
 			{"ErrBadLimit", []string{"webhooks", "list", "--app", "1", "--limit", "0"}, `--limit 0 is not between 1 and 1000`},
+			{"ErrListenMissingFlags", []string{"listen"}, `listen: Required flags "api-key, forward-to" not set (see boxoffice listen --help)`},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {

@@ -293,6 +293,7 @@ func newCLI(stdout, stderr io.Writer) *cli.Command {
 			appsCommand(stdout, stderr),
 			keysCommand(stdout, stderr),
 			webhooksCommand(stdout, stderr),
+			listenCommand(stdout, stderr),
 		},
 	}
 	scriptable(root)
