@@ -1,12 +1,13 @@
 package catalog
 
 import (
-	"bytes"
-	"encoding/json"
+	"cmp"
 	"fmt"
 	"io"
 	"math"
 	"net/url"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 )
@@ -20,6 +21,11 @@ const DefaultTimezone = "Africa/Accra"
 type File struct {
 	Venues []VenueSpec `json:"venues"`
 	Events []EventSpec `json:"events"`
+
+	// pos and decoded are what ParseFile learnt of the text: where each
+	// object is, and the values of the wrong JSON type it could not bind.
+	pos     positions
+	decoded problems
 }
 
 // VenueSpec is one venue of a catalog file.
@@ -83,7 +89,7 @@ type TicketSpec struct {
 }
 
 // FileError lists every problem of a refused catalog file, each naming the
-// reference and field at fault.
+// reference and field at fault, and the line when the file was parsed.
 type FileError struct{ Problems []string }
 
 func (e *FileError) Error() string {
@@ -93,30 +99,99 @@ func (e *FileError) Error() string {
 	return fmt.Sprintf("catalog file refused (%d problems):\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
 }
 
-// ParseFile decodes a catalog file strictly: unknown keys and trailing data
-// are refused.
+// ParseFile reads a catalog file. Only a file that is not JSON at all is
+// refused here (with its line); values of the wrong JSON type and unknown
+// keys are kept as problems of the File, which Validate and Import report
+// together with every other problem, each by reference, field and line.
 func ParseFile(r io.Reader) (*File, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var f File
-	if err := dec.Decode(&f); err != nil {
-		return nil, &FileError{Problems: []string{"not a valid catalog file: " + err.Error()}}
+	root, err := readTree(data)
+	if err != nil {
+		return nil, &FileError{Problems: []string{err.Error()}}
 	}
-	if dec.More() {
-		return nil, &FileError{Problems: []string{"not a valid catalog file: data after the top-level object"}}
+	f := &File{pos: positions{}}
+	b := &binder{pos: f.pos}
+	if root.kind != objectNode {
+		return nil, &FileError{Problems: []string{fmt.Sprintf(
+			"not a valid catalog file: it must be one JSON object ({\"venues\": […], \"events\": […]}), not %s", root.describe())}}
 	}
-	return &f, nil
+	b.bindStruct(root, reflect.ValueOf(f).Elem(), "catalog file")
+	f.decoded = b.problems
+	return f, nil
 }
 
-// problems collects validation messages, each prefixed with where it is.
-type problems []string
+// positions records, for each object bound from a file (keyed by its
+// address), how messages name it and the lines of it and its fields.
+type positions map[any]*objectPos
 
-func (p *problems) add(where, field, format string, args ...any) {
-	*p = append(*p, fmt.Sprintf("%s: %s: %s", where, field, fmt.Sprintf(format, args...)))
+// objectPos is where one object of a file is.
+type objectPos struct {
+	label  string         // `ticket "TKT-1"`, or `ticket[2]` before it has a reference
+	line   int            // 0 when the File was not parsed from text
+	fields map[string]int // the line of each key
+	// bad are the fields whose value had the wrong JSON type; unbound is an
+	// element of a list that was not an object at all. Both are reported
+	// once, when bound, and not checked again.
+	bad     map[string]bool
+	unbound bool
+}
+
+// at returns the position of the object at ptr, which messages name label.
+func (p positions) at(ptr any, label string) *objectPos {
+	if o := p[ptr]; o != nil && o.label == label {
+		return o
+	}
+	return &objectPos{label: label}
+}
+
+// unbound reports whether the list element at ptr was not an object.
+func (p positions) unbound(ptr any) bool { return p[ptr] != nil && p[ptr].unbound }
+
+// problem is one thing wrong with a file.
+type problem struct {
+	line int
+	text string
+}
+
+// problems collects what is wrong with a file, each prefixed with where it is.
+type problems []problem
+
+// add records a problem of field of the object at. A field whose value had
+// the wrong JSON type has been reported already, and is not checked twice.
+func (p *problems) add(at *objectPos, field, format string, args ...any) {
+	if at.bad[field] {
+		return
+	}
+	line := at.line
+	if l, ok := at.fields[field]; ok {
+		line = l
+	}
+	text := at.label + ": "
+	if field != "" {
+		text += field + ": "
+	}
+	text += fmt.Sprintf(format, args...)
+	if line > 0 {
+		text += fmt.Sprintf(" (line %d)", line)
+	}
+	*p = append(*p, problem{line: line, text: text})
+}
+
+// err returns a *FileError listing the problems in file order, or nil.
+func (p problems) err() error {
+	if len(p) == 0 {
+		return nil
+	}
+	sorted := slices.Clone(p)
+	slices.SortStableFunc(sorted, func(a, b problem) int { return cmp.Compare(a.line, b.line) })
+	out := make([]string, len(sorted))
+	for i, pr := range sorted {
+		out[i] = pr.text
+	}
+	return &FileError{Problems: out}
 }
 
 func where(kind string, i int, ref string) string {
@@ -126,48 +201,71 @@ func where(kind string, i int, ref string) string {
 	return fmt.Sprintf("%s %q", kind, ref)
 }
 
-// parseInstant reads an optional RFC 3339 time.
-func parseInstant(p *problems, at, field string, s *string) time.Time {
+// instant reads an optional RFC 3339 time; the zero time when absent.
+func instant(s *string) (time.Time, error) {
 	if s == nil {
-		return time.Time{}
-	}
-	if *s == "" {
-		p.add(at, field, "is required")
-		return time.Time{}
+		return time.Time{}, nil
 	}
 	t, err := time.Parse(time.RFC3339, *s)
 	if err != nil {
-		p.add(at, field, "%q is not an RFC 3339 time such as 2026-12-24T18:00:00Z", *s)
-		return time.Time{}
+		return time.Time{}, err
 	}
-	return t.UTC().Truncate(time.Second)
+	return t.UTC().Truncate(time.Second), nil
 }
 
-func required(p *problems, at, field, v string) {
+// mustInstant reads a time that Validate has accepted.
+func mustInstant(s *string) time.Time {
+	t, _ := instant(s)
+	return t
+}
+
+// parseInstant reads an optional RFC 3339 time, reporting a bad one.
+func parseInstant(p *problems, at *objectPos, field string, s *string) time.Time {
+	if s != nil && *s == "" {
+		p.add(at, field, "is required")
+		return time.Time{}
+	}
+	t, err := instant(s)
+	if err != nil {
+		p.add(at, field, "%q is not an RFC 3339 time such as 2026-12-24T18:00:00Z", *s)
+	}
+	return t
+}
+
+func required(p *problems, at *objectPos, field, v string) {
 	if strings.TrimSpace(v) == "" {
 		p.add(at, field, "is required")
 	}
 }
 
-func unique(p *problems, seen map[string]bool, kind string, i int, ref string) {
+func unique(p *problems, seen map[string]bool, at *objectPos, ref string) {
 	if ref == "" {
-		p.add(where(kind, i, ref), "reference", "is required")
+		p.add(at, "reference", "is required")
 		return
 	}
 	if seen[ref] {
-		p.add(where(kind, i, ref), "reference", "appears more than once in the file")
+		p.add(at, "reference", "appears more than once in the file")
 	}
 	seen[ref] = true
 }
 
 // Validate checks every rule a file can be checked against without the
-// database and returns a *FileError listing all problems, or nil.
+// database and returns a *FileError listing all problems, values of the
+// wrong JSON type included, or nil.
 func (f *File) Validate() error {
-	var p problems
+	return f.validate().err()
+}
+
+func (f *File) validate() problems {
+	p := slices.Clone(f.decoded)
 	seen := map[string]map[string]bool{"venue": {}, "event": {}, "date": {}, "ticket": {}}
-	for i, v := range f.Venues {
-		at := where("venue", i, v.Reference)
-		unique(&p, seen["venue"], "venue", i, v.Reference)
+	for i := range f.Venues {
+		v := &f.Venues[i]
+		if f.pos.unbound(v) {
+			continue
+		}
+		at := f.pos.at(v, where("venue", i, v.Reference))
+		unique(&p, seen["venue"], at, v.Reference)
 		required(&p, at, "name", v.Name)
 		required(&p, at, "slug", v.Slug)
 		if v.Lat != nil && (math.IsNaN(*v.Lat) || *v.Lat < -90 || *v.Lat > 90) {
@@ -178,17 +276,16 @@ func (f *File) Validate() error {
 		}
 	}
 	for i := range f.Events {
-		f.Events[i].validate(&p, seen, i)
+		if !f.pos.unbound(&f.Events[i]) {
+			f.Events[i].validate(&p, f.pos, seen, i)
+		}
 	}
-	if len(p) > 0 {
-		return &FileError{Problems: p}
-	}
-	return nil
+	return p
 }
 
-func (e *EventSpec) validate(p *problems, seen map[string]map[string]bool, i int) {
-	at := where("event", i, e.Reference)
-	unique(p, seen["event"], "event", i, e.Reference)
+func (e *EventSpec) validate(p *problems, pos positions, seen map[string]map[string]bool, i int) {
+	at := pos.at(e, where("event", i, e.Reference))
+	unique(p, seen["event"], at, e.Reference)
 	required(p, at, "name", e.Name)
 	required(p, at, "slug", e.Slug)
 	if e.Timezone != "" {
@@ -208,8 +305,11 @@ func (e *EventSpec) validate(p *problems, seen map[string]map[string]bool, i int
 	}
 	for j := range e.Dates {
 		d := &e.Dates[j]
-		dat := where("date", j, d.Reference)
-		unique(p, seen["date"], "date", j, d.Reference)
+		if pos.unbound(d) {
+			continue
+		}
+		dat := pos.at(d, where("date", j, d.Reference))
+		unique(p, seen["date"], dat, d.Reference)
 		ds := parseInstant(p, dat, "start", &d.Start)
 		de := parseInstant(p, dat, "end", &d.End)
 		if !ds.IsZero() && !de.IsZero() && !de.After(ds) {
@@ -219,14 +319,16 @@ func (e *EventSpec) validate(p *problems, seen map[string]map[string]bool, i int
 			p.add(dat, "venue", "is required unless the date is online")
 		}
 		for k := range d.Tickets {
-			d.Tickets[k].validate(p, seen, k)
+			if !pos.unbound(&d.Tickets[k]) {
+				d.Tickets[k].validate(p, pos, seen, k)
+			}
 		}
 	}
 }
 
-func (t *TicketSpec) validate(p *problems, seen map[string]map[string]bool, k int) {
-	at := where("ticket", k, t.Reference)
-	unique(p, seen["ticket"], "ticket", k, t.Reference)
+func (t *TicketSpec) validate(p *problems, pos positions, seen map[string]map[string]bool, k int) {
+	at := pos.at(t, where("ticket", k, t.Reference))
+	unique(p, seen["ticket"], at, t.Reference)
 	required(p, at, "name", t.Name)
 	if !ValidCurrency(t.Currency) {
 		p.add(at, "currency", "%q is not an ISO 4217 currency code such as GHS", t.Currency)

@@ -4,71 +4,177 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/uptrace/bun"
 )
 
-// ImportResult maps each reference of an imported file to its id.
+// ImportResult maps each reference of an imported file to its id, and
+// says what the import changed.
 type ImportResult struct {
 	Venues     map[string]int64 `json:"venues"`
 	Events     map[string]int64 `json:"events"`
 	EventDates map[string]int64 `json:"event_dates"`
 	Tickets    map[string]int64 `json:"tickets"`
+	// Created, Updated and Unchanged count the file's rows by what the
+	// import did with them; venues the file only names are not counted.
+	Created   Counts `json:"created"`
+	Updated   Counts `json:"updated"`
+	Unchanged Counts `json:"unchanged"`
+	// NothingChanged is true when the database already matched the file,
+	// so the import wrote nothing.
+	NothingChanged bool `json:"nothing_changed"`
+}
+
+// Counts counts rows of each kind of a catalog file.
+type Counts struct {
+	Venues     int `json:"venues"`
+	Events     int `json:"events"`
+	EventDates int `json:"event_dates"`
+	Tickets    int `json:"tickets"`
+}
+
+// Total is the number of rows of every kind.
+func (c Counts) Total() int { return c.Venues + c.Events + c.EventDates + c.Tickets }
+
+// String lists the non-zero counts, such as "1 venue, 2 tickets", or "none".
+func (c Counts) String() string {
+	var parts []string
+	for _, k := range []struct {
+		n          int
+		one, other string
+	}{
+		{c.Venues, "venue", "venues"}, {c.Events, "event", "events"},
+		{c.EventDates, "event date", "event dates"}, {c.Tickets, "ticket", "tickets"},
+	} {
+		switch {
+		case k.n == 1:
+			parts = append(parts, "1 "+k.one)
+		case k.n > 1:
+			parts = append(parts, fmt.Sprintf("%d %s", k.n, k.other))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Import validates a catalog file and upserts it by reference in one
-// transaction: all of it is written, or nothing. Rows whose values did not
-// change are left untouched, so importing the same file twice changes
-// nothing. A ticket's sold count is seeded only when the ticket is created;
-// later imports never write sold or held, and refuse a quantity below them
-// as they stand when the import writes, so it may run beside live
-// checkouts. It returns a *FileError naming the reference and field of
-// every problem.
+// transaction: all of it is written, or nothing. Every problem is reported
+// at once, before anything is written: values of the wrong JSON type, the
+// file's own rules, and what needs the database (venues that are neither in
+// the file nor stored, quantities below the tickets already sold or held).
+// Rows whose values did not change are left untouched, so importing the
+// same file twice changes nothing, and the result says so. A ticket's sold
+// count is seeded only when the ticket is created; later imports never
+// write sold or held, and refuse a quantity below them as they stand when
+// the import writes, so it may run beside live checkouts. It returns a
+// *FileError naming the reference, field and line of every problem.
 func Import(ctx context.Context, db *store.DB, f *File, now time.Time) (*ImportResult, error) {
-	if err := f.Validate(); err != nil {
-		return nil, err
-	}
+	p := f.validate()
 	now = now.UTC()
 	res := &ImportResult{
 		Venues: map[string]int64{}, Events: map[string]int64{},
 		EventDates: map[string]int64{}, Tickets: map[string]int64{},
 	}
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		im := importer{tx: tx, now: now, res: res}
-		return im.run(ctx, f)
+		im := importer{tx: tx, now: now, res: res, file: f, problems: p}
+		if err := im.check(ctx); err != nil {
+			return err
+		}
+		if err := im.problems.err(); err != nil {
+			return err
+		}
+		return im.run(ctx)
 	})
 	if err != nil {
 		return nil, err
 	}
+	res.NothingChanged = res.Created.Total()+res.Updated.Total() == 0
 	return res, nil
 }
 
 type importer struct {
-	tx       bun.Tx
-	now      time.Time
-	res      *ImportResult
-	problems problems
+	tx         bun.Tx
+	now        time.Time
+	res        *ImportResult
+	file       *File
+	problems   problems
+	oldTickets map[string]*store.Ticket
 }
 
-func (im *importer) run(ctx context.Context, f *File) error {
-	if err := im.venues(ctx, f); err != nil {
+// check finds what is wrong with the file given the database, before
+// anything is written, so it is reported with the file's other problems:
+// venues that dates name but that are neither in the file nor stored, and
+// quantities below the tickets sold or held as they stand now (the write
+// checks again, for holds taken meanwhile).
+func (im *importer) check(ctx context.Context) error {
+	f := im.file
+	inFile := map[string]bool{}
+	for _, v := range f.Venues {
+		inFile[v.Reference] = true
+	}
+	var named, ticketRefs []string
+	for _, e := range f.Events {
+		for _, d := range e.Dates {
+			if d.Venue != nil && !inFile[*d.Venue] {
+				named = append(named, *d.Venue)
+			}
+			for _, t := range d.Tickets {
+				ticketRefs = append(ticketRefs, t.Reference)
+			}
+		}
+	}
+	found, err := store.VenuesByReferences(ctx, im.tx, named)
+	if err != nil {
 		return err
 	}
-	if err := im.resolveVenues(ctx, f); err != nil {
+	for _, v := range found {
+		im.res.Venues[v.Reference] = v.ID
+	}
+	tickets, err := store.TicketsByReferences(ctx, im.tx, ticketRefs)
+	if err != nil {
 		return err
 	}
-	if err := im.events(ctx, f); err != nil {
-		return err
-	}
-	if len(im.problems) > 0 {
-		return &FileError{Problems: im.problems}
+	im.oldTickets = index(tickets, func(t *store.Ticket) string { return t.Reference })
+	for i := range f.Events {
+		for j := range f.Events[i].Dates {
+			d := &f.Events[i].Dates[j]
+			if d.Venue != nil && !inFile[*d.Venue] {
+				if _, ok := im.res.Venues[*d.Venue]; !ok {
+					im.problems.add(f.pos.at(d, where("date", j, d.Reference)), "venue",
+						"%q is neither in the file nor an existing venue", *d.Venue)
+				}
+			}
+			for k := range d.Tickets {
+				t := &d.Tickets[k]
+				if old := im.oldTickets[t.Reference]; old != nil && t.Quantity != nil && *t.Quantity < old.Sold+old.Held {
+					im.problems.add(f.pos.at(t, where("ticket", k, t.Reference)), "quantity",
+						"%d is less than the %d tickets already sold or held", *t.Quantity, old.Sold+old.Held)
+				}
+			}
+		}
 	}
 	return nil
 }
 
-func (im *importer) venues(ctx context.Context, f *File) error {
+// run writes the file; only a quantity refused at write time (holds taken
+// since check) can still make it fail.
+func (im *importer) run(ctx context.Context) error {
+	if err := im.venues(ctx); err != nil {
+		return err
+	}
+	if err := im.events(ctx); err != nil {
+		return err
+	}
+	return im.problems.err()
+}
+
+func (im *importer) venues(ctx context.Context) error {
+	f := im.file
 	refs := make([]string, len(f.Venues))
 	for i, v := range f.Venues {
 		refs[i] = v.Reference
@@ -86,47 +192,35 @@ func (im *importer) venues(ctx context.Context, f *File) error {
 			Reference: v.Reference, Name: v.Name, Slug: v.Slug,
 			Street: v.Street, City: v.City, State: v.State, Lat: v.Lat, Lng: v.Lng,
 		}
-		id, _, err := upsert(ctx, im.tx, row, byRef[v.Reference], im.now, updateRow)
+		id, done, err := upsert(ctx, im.tx, row, byRef[v.Reference], im.now, updateRow)
 		if err != nil {
 			return err
 		}
+		im.count(done, func(c *Counts) { c.Venues++ })
 		im.res.Venues[v.Reference] = id
 	}
 	return nil
 }
 
-// resolveVenues finds the ids of venues that dates name but the file does
-// not define: they must already exist.
-func (im *importer) resolveVenues(ctx context.Context, f *File) error {
-	var missing []string
-	for _, e := range f.Events {
-		for _, d := range e.Dates {
-			if d.Venue != nil {
-				if _, ok := im.res.Venues[*d.Venue]; !ok {
-					missing = append(missing, *d.Venue)
-				}
-			}
-		}
+// count adds one row to the count of what was done with it.
+func (im *importer) count(done outcome, inc func(*Counts)) {
+	switch done {
+	case created:
+		inc(&im.res.Created)
+	case updated:
+		inc(&im.res.Updated)
+	case unchanged:
+		inc(&im.res.Unchanged)
 	}
-	found, err := store.VenuesByReferences(ctx, im.tx, missing)
-	if err != nil {
-		return err
-	}
-	for _, v := range found {
-		im.res.Venues[v.Reference] = v.ID
-	}
-	return nil
 }
 
-func (im *importer) events(ctx context.Context, f *File) error {
-	var eventRefs, dateRefs, ticketRefs []string
+func (im *importer) events(ctx context.Context) error {
+	f := im.file
+	var eventRefs, dateRefs []string
 	for _, e := range f.Events {
 		eventRefs = append(eventRefs, e.Reference)
 		for _, d := range e.Dates {
 			dateRefs = append(dateRefs, d.Reference)
-			for _, t := range d.Tickets {
-				ticketRefs = append(ticketRefs, t.Reference)
-			}
 		}
 	}
 	events, err := store.EventsByReferences(ctx, im.tx, eventRefs)
@@ -137,34 +231,30 @@ func (im *importer) events(ctx context.Context, f *File) error {
 	if err != nil {
 		return err
 	}
-	tickets, err := store.TicketsByReferences(ctx, im.tx, ticketRefs)
-	if err != nil {
-		return err
-	}
-	oldEvents, oldDates, oldTickets := index(events, func(e *store.Event) string { return e.Reference }),
-		index(dates, func(d *store.EventDate) string { return d.Reference }),
-		index(tickets, func(t *store.Ticket) string { return t.Reference })
+	oldEvents, oldDates := index(events, func(e *store.Event) string { return e.Reference }),
+		index(dates, func(d *store.EventDate) string { return d.Reference })
 
-	for _, e := range f.Events {
+	for i := range f.Events {
+		e := &f.Events[i]
 		tz := e.Timezone
 		if tz == "" {
 			tz = DefaultTimezone
 		}
-		var p problems
 		row := &store.Event{
 			Reference: e.Reference, Name: e.Name, Slug: e.Slug, Description: e.Description,
 			ImageURL: e.ImageURL, Timezone: tz, Published: e.Published,
 			HiddenFromListings: e.HiddenFromListings, Private: e.Private,
 			PasswordProtected: e.PasswordProtected, USSDCode: e.USSDCode, USSDFullCode: e.USSDFullCode,
-			SalesStart: parseInstant(&p, "", "", e.SalesStart), SalesEnd: parseInstant(&p, "", "", e.SalesEnd),
+			SalesStart: mustInstant(e.SalesStart), SalesEnd: mustInstant(e.SalesEnd),
 		}
-		eventID, _, err := upsert(ctx, im.tx, row, oldEvents[e.Reference], im.now, updateRow)
+		eventID, done, err := upsert(ctx, im.tx, row, oldEvents[e.Reference], im.now, updateRow)
 		if err != nil {
 			return err
 		}
+		im.count(done, func(c *Counts) { c.Events++ })
 		im.res.Events[e.Reference] = eventID
-		for _, d := range e.Dates {
-			if err := im.date(ctx, eventID, &d, oldDates[d.Reference], oldTickets); err != nil {
+		for j := range e.Dates {
+			if err := im.date(ctx, eventID, &e.Dates[j], oldDates[e.Dates[j].Reference]); err != nil {
 				return err
 			}
 		}
@@ -172,36 +262,36 @@ func (im *importer) events(ctx context.Context, f *File) error {
 	return nil
 }
 
-func (im *importer) date(ctx context.Context, eventID int64, d *DateSpec, old *store.EventDate, oldTickets map[string]*store.Ticket) error {
-	var p problems
+func (im *importer) date(ctx context.Context, eventID int64, d *DateSpec, old *store.EventDate) error {
 	row := &store.EventDate{
 		Reference: d.Reference, EventID: eventID,
-		StartAt: parseInstant(&p, "", "", &d.Start), EndAt: parseInstant(&p, "", "", &d.End),
+		StartAt: mustInstant(&d.Start), EndAt: mustInstant(&d.End),
 		Online: d.Online, Active: d.Active == nil || *d.Active, PayoutLocked: d.PayoutLocked,
 	}
 	if d.Venue != nil {
 		id, ok := im.res.Venues[*d.Venue]
-		if !ok {
-			im.problems.add(where("date", 0, d.Reference), "venue", "%q is neither in the file nor an existing venue", *d.Venue)
-			return nil
+		if !ok { // check reported it before anything was written
+			return fmt.Errorf("catalog import: date %q: venue %q was not resolved", d.Reference, *d.Venue)
 		}
 		row.VenueID = &id
 	}
-	dateID, _, err := upsert(ctx, im.tx, row, old, im.now, updateRow)
+	dateID, done, err := upsert(ctx, im.tx, row, old, im.now, updateRow)
 	if err != nil {
 		return err
 	}
+	im.count(done, func(c *Counts) { c.EventDates++ })
 	im.res.EventDates[d.Reference] = dateID
-	for _, t := range d.Tickets {
+	for k := range d.Tickets {
+		t := &d.Tickets[k]
 		row := &store.Ticket{
 			Reference: t.Reference, EventDateID: dateID, Name: t.Name, Description: t.Description,
 			Free: t.Free, Quantity: t.Quantity, Sold: t.Sold, TicketsPerAttendee: t.TicketsPerAttendee,
-			SalesStart: parseInstant(&p, "", "", t.SalesStart), SalesEnd: parseInstant(&p, "", "", t.SalesEnd),
+			SalesStart: mustInstant(t.SalesStart), SalesEnd: mustInstant(t.SalesEnd),
 			Currency: t.Currency,
 		}
 		row.Price = amount(t.Price)
 		row.PromotionalPrice = amount(t.PromotionalPrice)
-		prev := oldTickets[t.Reference]
+		prev := im.oldTickets[t.Reference]
 		if prev != nil {
 			// Live stock counts belong to checkout, not to the file. Those
 			// read may be stale by now: they are copied only so that they
@@ -209,16 +299,17 @@ func (im *importer) date(ctx context.Context, eventID int64, d *DateSpec, old *s
 			// them, and checks the quantity against the live ones.
 			row.Sold, row.Held = prev.Sold, prev.Held
 		}
-		id, ok, err := upsert(ctx, im.tx, row, prev, im.now, store.UpdateTicketCatalog)
+		id, done, err := upsert(ctx, im.tx, row, prev, im.now, store.UpdateTicketCatalog)
 		if err != nil {
 			return err
 		}
-		if !ok {
-			if err := im.quantityBelowStock(ctx, row); err != nil {
+		if done == refused {
+			if err := im.quantityBelowStock(ctx, row, im.file.pos.at(t, where("ticket", k, t.Reference))); err != nil {
 				return err
 			}
 			continue
 		}
+		im.count(done, func(c *Counts) { c.Tickets++ })
 		im.res.Tickets[t.Reference] = id
 	}
 	return nil
@@ -227,7 +318,7 @@ func (im *importer) date(ctx context.Context, eventID int64, d *DateSpec, old *s
 // quantityBelowStock reports a ticket whose update was refused: its new
 // quantity is below the tickets sold or held, read again as they stood
 // when the import wrote.
-func (im *importer) quantityBelowStock(ctx context.Context, t *store.Ticket) error {
+func (im *importer) quantityBelowStock(ctx context.Context, t *store.Ticket, at *objectPos) error {
 	live, err := store.TicketsByIDs(ctx, im.tx, []int64{t.ID})
 	if err != nil {
 		return err
@@ -236,7 +327,7 @@ func (im *importer) quantityBelowStock(ctx context.Context, t *store.Ticket) err
 		// Only a quantity can be refused, and tickets are never deleted.
 		return fmt.Errorf("catalog import: ticket %q (id %d) could not be updated", t.Reference, t.ID)
 	}
-	im.problems.add(where("ticket", 0, t.Reference), "quantity",
+	im.problems.add(at, "quantity",
 		"%d is less than the %d tickets already sold or held", *t.Quantity, live[0].Sold+live[0].Held)
 	return nil
 }
@@ -274,19 +365,29 @@ func updateRow[R plainRow](ctx context.Context, db bun.IDB, r R) (bool, error) {
 	return true, err
 }
 
+// outcome is what upsert did with a row.
+type outcome int
+
+const (
+	created outcome = iota
+	updated
+	unchanged
+	refused // update declined to write (a ticket quantity below its stock)
+)
+
 // upsert inserts r when old is nil, writes it with update when its values
 // differ from old, and otherwise leaves the database alone. It returns the
-// row's id, and false when update refused to write.
+// row's id and what it did.
 func upsert[R row](ctx context.Context, tx bun.Tx, r R, old R, now time.Time,
-	update func(context.Context, bun.IDB, R) (bool, error)) (int64, bool, error) {
+	update func(context.Context, bun.IDB, R) (bool, error)) (int64, outcome, error) {
 	rv := reflect.ValueOf(r).Elem()
 	if old == nil {
 		rv.FieldByName("CreatedAt").Set(reflect.ValueOf(now))
 		rv.FieldByName("UpdatedAt").Set(reflect.ValueOf(now))
 		if _, err := tx.NewInsert().Model(r).Returning("id").Exec(ctx); err != nil {
-			return 0, false, err
+			return 0, created, err
 		}
-		return rv.FieldByName("ID").Int(), true, nil
+		return rv.FieldByName("ID").Int(), created, nil
 	}
 	ov := reflect.ValueOf(old).Elem()
 	for _, f := range []string{"ID", "CreatedAt", "UpdatedAt"} {
@@ -295,14 +396,17 @@ func upsert[R row](ctx context.Context, tx bun.Tx, r R, old R, now time.Time,
 	normalizeTimes(ov)
 	normalizeTimes(rv)
 	if reflect.DeepEqual(ov.Interface(), rv.Interface()) {
-		return ov.FieldByName("ID").Int(), true, nil
+		return ov.FieldByName("ID").Int(), unchanged, nil
 	}
 	rv.FieldByName("UpdatedAt").Set(reflect.ValueOf(now))
 	ok, err := update(ctx, tx, r)
 	if err != nil {
-		return 0, false, err
+		return 0, updated, err
 	}
-	return rv.FieldByName("ID").Int(), ok, nil
+	if !ok {
+		return rv.FieldByName("ID").Int(), refused, nil
+	}
+	return rv.FieldByName("ID").Int(), updated, nil
 }
 
 // normalizeTimes puts every time.Time field in UTC so values read back from

@@ -63,7 +63,9 @@ func TestImport(t *testing.T) {
 		t.Run("SameFileChangesNothing", func(t *testing.T) {
 			res2, err := catalog.Import(ctx, db, mustParse(t, sampleFile), t0.Add(time.Hour))
 			require.NoError(t, err)
-			require.Equal(t, res, res2)
+			require.Equal(t, []map[string]int64{res.Venues, res.Events, res.EventDates, res.Tickets},
+				[]map[string]int64{res2.Venues, res2.Events, res2.EventDates, res2.Tickets})
+			require.True(t, res2.NothingChanged)
 			var e store.Event
 			require.NoError(t, db.NewSelect().Model(&e).Where("reference = ?", "EVT-1001").Scan(ctx))
 			require.True(t, e.UpdatedAt.Equal(t0), "updated_at moved to %v", e.UpdatedAt)
@@ -140,10 +142,6 @@ func TestValidate(t *testing.T) {
 		f := mustParse(t, sampleFile)
 		f.Venues = append(f.Venues, f.Venues[0])
 		require.ErrorContains(t, f.Validate(), `venue "accra-arena": reference: appears more than once`)
-	})
-	t.Run("ErrUnknownKey", func(t *testing.T) {
-		_, err := catalog.ParseFile(strings.NewReader(`{"events": [{"referense": "x"}]}`))
-		require.ErrorContains(t, err, `unknown field "referense"`)
 	})
 	t.Run("OK", func(t *testing.T) {
 		require.NoError(t, mustParse(t, sampleFile).Validate())
@@ -335,8 +333,8 @@ func TestImportLiveStock(t *testing.T) {
 				var fe *catalog.FileError
 				require.ErrorAs(t, err, &fe)
 				require.Equal(t, []string{
-					`ticket "TKT-A": quantity: 300 is less than the 405 tickets already sold or held`,
-					`ticket "TKT-B": quantity: 300 is less than the 405 tickets already sold or held`,
+					`ticket "TKT-A": quantity: 300 is less than the 405 tickets already sold or held (line 3)`,
+					`ticket "TKT-B": quantity: 300 is less than the 405 tickets already sold or held (line 3)`,
 				}, fe.Problems)
 				for _, id := range b.tickets {
 					tk := b.ticket(t, id)

@@ -154,8 +154,8 @@ func (r ListRequest) Params() (ListParams, error) {
 	text(d, "q", r.Q)
 	text(d, "slug", r.Slug)
 	text(d, "city", r.City)
-	p.StartsAfter = instant(d, "starts_after", r.StartsAfter)
-	p.StartsBefore = instant(d, "starts_before", r.StartsBefore)
+	p.StartsAfter = paramInstant(d, "starts_after", r.StartsAfter)
+	p.StartsBefore = paramInstant(d, "starts_before", r.StartsBefore)
 	if !p.StartsAfter.IsZero() && !p.StartsBefore.IsZero() && !p.StartsBefore.After(p.StartsAfter) {
 		d.Add("starts_before", "must be later than starts_after")
 	}
@@ -195,8 +195,8 @@ func text(d apperr.Details, name, s string) {
 	}
 }
 
-// instant reads an RFC 3339 parameter, in UTC; "" is the zero time.
-func instant(d apperr.Details, name, s string) time.Time {
+// paramInstant reads an RFC 3339 parameter, in UTC; "" is the zero time.
+func paramInstant(d apperr.Details, name, s string) time.Time {
 	if s == "" {
 		return time.Time{}
 	}

@@ -53,6 +53,7 @@ func TestRoutes(t *testing.T) {
 		"GET /api/v1/event-dates/{id}/tickets",
 		"POST /api/v1/checkout-sessions",
 		"GET /api/v1/orders/{reference}",
+		"GET /api/v1/webhook-events/stream",
 		"GET /api/v1/openapi.json",
 	}
 	var got []string

@@ -16,7 +16,7 @@ func (s *Service) Apps(ctx context.Context, sess *Session) ([]store.App, error) 
 	if err := active(sess.Account); err != nil {
 		return nil, err
 	}
-	return store.AppsOfAccount(ctx, s.DB, sess.Account.ID)
+	return store.ListApps(ctx, s.DB, sess.Account.ID)
 }
 
 // CreateApp creates an app in the session's account; its keys and webhook

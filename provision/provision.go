@@ -14,8 +14,6 @@ package provision
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
@@ -347,6 +345,52 @@ func (s *Service) SetAppStatus(ctx context.Context, id int64, status string) err
 	})
 }
 
+// ListApps returns the apps, oldest first; with an account id, only that
+// account's, and an error when the account does not exist (so "no apps" is
+// never a typo's answer).
+func (s *Service) ListApps(ctx context.Context, accountID int64) ([]store.App, error) {
+	if accountID != 0 {
+		if _, err := store.AccountByID(ctx, s.DB, accountID); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, fmt.Errorf("account %d does not exist", accountID)
+			}
+			return nil, err
+		}
+	}
+	return store.ListApps(ctx, s.DB, accountID)
+}
+
+// AppDetails is an app as an operator may see it: never its keys or webhook
+// secret, only the hints of its active keys.
+type AppDetails struct {
+	App  *store.App
+	Keys []KeyHint
+}
+
+// KeyHint names one active key of an app without revealing it.
+type KeyHint struct {
+	Environment string
+	Hint        string // the key's last four characters
+	CreatedAt   time.Time
+}
+
+// ShowApp returns an app and the hints of its active keys.
+func (s *Service) ShowApp(ctx context.Context, id int64) (*AppDetails, error) {
+	app, err := s.app(ctx, s.DB, id)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := store.ActiveAPIKeys(ctx, s.DB, id)
+	if err != nil {
+		return nil, err
+	}
+	d := &AppDetails{App: app, Keys: []KeyHint{}}
+	for _, k := range keys {
+		d.Keys = append(d.Keys, KeyHint{Environment: k.Environment, Hint: k.Hint, CreatedAt: k.CreatedAt.UTC()})
+	}
+	return d, nil
+}
+
 // RotateKey revokes an app's current key of env and issues a new one.
 // Errors: validation_failed (env), not_found.
 func (s *Service) RotateKey(ctx context.Context, appID int64, env string) (string, error) {
@@ -433,12 +477,15 @@ func issueKey(ctx context.Context, db bun.IDB, appID int64, env string, now time
 	return key, err
 }
 
-// newWebhookSecret returns "whsec_" and 32 random bytes in base64.
-func newWebhookSecret() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return "whsec_" + base64.StdEncoding.EncodeToString(b)
+func checkEnv(env string) error {
+	if env != store.EnvTest && env != store.EnvLive {
+		return fmt.Errorf("--env %q is not one of test, live", env)
+	}
+	return nil
 }
+
+// newWebhookSecret returns a fresh secret in the form signing needs.
+func newWebhookSecret() string { return webhook.NewSecret() }
 
 // NormalizeDomains lower-cases redirect hosts and refuses anything that is
 // not a bare host name (no scheme, port or path).

@@ -62,11 +62,16 @@ func CountApps(ctx context.Context, db bun.IDB) (int, error) {
 	return int(n), translate(err)
 }
 
-// AppsOfAccount returns an account's apps, oldest first.
-func AppsOfAccount(ctx context.Context, db bun.IDB, accountID int64) ([]App, error) {
-	apps := []App{}
-	err := db.NewSelect().Model(&apps).Where("app.account_id = ?", accountID).Order("app.id").Scan(ctx)
-	return apps, translate(err)
+// ListApps returns the apps, oldest first; only those of an account when
+// accountID is not 0.
+func ListApps(ctx context.Context, db bun.IDB, accountID int64) ([]App, error) {
+	as := []App{}
+	q := db.NewSelect().Model(&as).Order("app.id")
+	if accountID != 0 {
+		q = q.Where("app.account_id = ?", accountID)
+	}
+	err := q.Scan(ctx)
+	return as, translate(err)
 }
 
 // SetWebhookSecret replaces an app's webhook signing secret.

@@ -6,7 +6,6 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -17,14 +16,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/audit"
 	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/store"
-	"github.com/boxoffice/boxoffice/webhook/verify"
 	"github.com/uptrace/bun"
 )
 
@@ -218,25 +215,10 @@ func (s *Service) send(ctx context.Context, app *store.App, ev *store.WebhookEve
 	if err != nil || u.Host == "" || (u.Scheme != "https" && !(s.AllowPrivate && u.Scheme == "http")) {
 		return 0, fmt.Errorf("%w: the webhook URL must be https://", ErrGiveUp)
 	}
-	ts := strconv.FormatInt(s.Now().Unix(), 10)
-	payload := []byte(ev.Payload)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, app.WebhookURL, bytes.NewReader(payload))
+	req, err := NewDeliveryRequest(ctx, app.WebhookURL, app.WebhookSecret, ev.ID, ev.Type, []byte(ev.Payload), s.Now())
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrGiveUp, err)
 	}
-	std, err := verify.SignStandard(app.WebhookSecret, ev.ID, ts, payload)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrGiveUp, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "Boxoffice-Webhooks/1")
-	req.Header.Set(verify.HeaderTimestamp, ts)
-	req.Header.Set(verify.HeaderSignature, verify.Sign(app.WebhookSecret, ts, payload))
-	req.Header.Set(verify.HeaderEventID, ev.ID)
-	req.Header.Set(verify.HeaderEventType, ev.Type)
-	req.Header.Set(verify.HeaderStandardID, ev.ID)
-	req.Header.Set(verify.HeaderStandardTimestamp, ts)
-	req.Header.Set(verify.HeaderStandardSignature, std)
 	res, err := s.Client.Do(req)
 	if err != nil {
 		return 0, err

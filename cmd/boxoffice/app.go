@@ -26,6 +26,7 @@ import (
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/resolvers"
+	"github.com/boxoffice/boxoffice/rest"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/webhook"
 )
@@ -83,6 +84,8 @@ type Config struct {
 	// Password are the costs of portal password hashes (tests lower them);
 	// zero means auth.DefaultPasswordParams.
 	Password auth.PasswordParams
+	// WebhookStreams tunes the event streams `boxoffice listen` reads.
+	WebhookStreams webhook.StreamConfig
 }
 
 // DefaultConfig returns OPERATOR.md's defaults.
@@ -97,7 +100,8 @@ func DefaultConfig() Config {
 		GraphQLLimits:   graph.DefaultDocumentLimits(),
 		Live:            live.DefaultConfig(),
 		LiveInitTimeout: graph.DefaultLive().InitTimeout, LivePingInterval: graph.DefaultLive().PingInterval,
-		Portal: portal.DefaultConfig(),
+		Portal:         portal.DefaultConfig(),
+		WebhookStreams: webhook.DefaultStreamConfig(),
 	}
 }
 
@@ -115,6 +119,7 @@ type Main struct {
 	Idempotency *idempotency.Service
 	Checkout    *checkout.Service
 	Webhooks    *webhook.Service
+	Streams     *webhook.Streams
 	Jobs        *jobs.Runner
 	Limits      *ratelimit.Limits
 	Admission   *admission.Gate
@@ -176,6 +181,9 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	pc := cfg.Portal
 	pc.BaseURL = cfg.PublicBaseURL
 	m.Portal = portal.NewService(db, m.Provision, m.Webhooks, m.limitStore, cfg.RateLimits.Namespace(), now, pc)
+	m.Streams = webhook.NewStreams(db, m.Auth, cfg.WebhookStreams, log, func(w http.ResponseWriter, r *http.Request, err error) {
+		rest.WriteError(w, r, log, err)
+	})
 	if err := m.openPayments(cfg); err != nil {
 		return nil, err
 	}
@@ -259,11 +267,12 @@ func (m *Main) purge(ctx context.Context) {
 	}
 }
 
-// Close ends live subscriptions and releases the catalog watch, the
-// database and Redis.
+// Close ends live subscriptions and the event streams, and releases the
+// catalog watch, the database and Redis.
 func (m *Main) Close() error {
 	m.Live.Close()
 	m.CatalogWatch.Close()
+	m.Streams.Close()
 	return errors.Join(m.limitStore.Close(), m.DB.Close())
 }
 
@@ -277,6 +286,8 @@ func (m *Main) Serve(ctx context.Context, ln, admin net.Listener) error {
 		servers = append(servers, m.httpServer(m.AdminHandler()))
 		listeners = append(listeners, admin)
 	}
+	// Event streams never go idle: Shutdown ends them, or it would wait.
+	servers[0].RegisterOnShutdown(m.Streams.Close)
 	// Jobs get their own context: on shutdown they are stopped after HTTP,
 	// so in-flight requests can still enqueue.
 	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))

@@ -17,6 +17,7 @@ import (
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
 	"github.com/stretchr/testify/require"
+	"github.com/urfave/cli/v3"
 )
 
 // runCLI runs the boxoffice command against dbURL and returns stdout.
@@ -27,6 +28,15 @@ func runCLI(t *testing.T, dbURL string, args ...string) (string, error) {
 	return stdout.String(), err
 }
 
+// runMain runs the program as main does, with its error reporting, and
+// returns what it printed.
+func runMain(t *testing.T, dbURL string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errs bytes.Buffer
+	err = run(context.Background(), append([]string{"boxoffice", "--database-url", dbURL}, args...), &out, &errs)
+	return out.String(), errs.String(), err
+}
+
 func mustJSON(t *testing.T, dbURL string, args ...string) map[string]any {
 	t.Helper()
 	out, err := runCLI(t, dbURL, args...)
@@ -34,6 +44,13 @@ func mustJSON(t *testing.T, dbURL string, args ...string) map[string]any {
 	var v map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &v), "stdout must be exactly one JSON object: %q", out)
 	return v
+}
+
+func mustMarshal(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
 }
 
 func keys(m map[string]any) []string {
@@ -159,16 +176,46 @@ func TestCLI(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "catalog.json")
 		require.NoError(t, os.WriteFile(file, []byte(cliCatalog), 0o600))
 		res := mustJSON(t, dbURL, "catalog", "import", file, "--json")
-		require.ElementsMatch(t, []string{"venues", "events", "event_dates", "tickets"}, keys(res))
+		require.ElementsMatch(t, []string{"venues", "events", "event_dates", "tickets", "created", "updated", "unchanged", "nothing_changed"}, keys(res))
 		require.Equal(t, map[string]any{"accra-arena": 1.0}, res["venues"])
 		require.Equal(t, map[string]any{"EVT-1001": 1.0}, res["events"])
+		one := map[string]any{"venues": 1.0, "events": 1.0, "event_dates": 1.0, "tickets": 1.0}
+		none := map[string]any{"venues": 0.0, "events": 0.0, "event_dates": 0.0, "tickets": 0.0}
+		require.Equal(t, one, res["created"])
+		require.Equal(t, false, res["nothing_changed"])
 		again := mustJSON(t, dbURL, "catalog", "import", file, "--json")
-		require.Equal(t, res, again)
+		for _, k := range []string{"venues", "events", "event_dates", "tickets"} {
+			require.Equal(t, res[k], again[k])
+		}
+		require.Equal(t, none, again["created"])
+		require.Equal(t, none, again["updated"])
+		require.Equal(t, one, again["unchanged"])
+		require.Equal(t, true, again["nothing_changed"])
+		out, err := runCLI(t, dbURL, "catalog", "import", file)
+		require.NoError(t, err)
+		require.Equal(t, "nothing changed: the catalog already matches "+file+" (1 venue, 1 event, 1 event date, 1 ticket)\n", out)
+		edited := filepath.Join(t.TempDir(), "edited.json")
+		require.NoError(t, os.WriteFile(edited, []byte(strings.Replace(cliCatalog, `"150.00"`, `"160.00"`, 1)), 0o600))
+		out, err = runCLI(t, dbURL, "catalog", "import", edited)
+		require.NoError(t, err)
+		require.Equal(t, "imported "+edited+": created none; updated 1 ticket; unchanged 1 venue, 1 event, 1 event date\n", out)
 
 		bad := filepath.Join(t.TempDir(), "bad.json")
 		require.NoError(t, os.WriteFile(bad, []byte(`{"events": [{"reference": "EVT-9", "name": "X", "slug": "x", "dates": [{"reference": "D-9", "start": "2026-12-24T18:00:00Z", "end": "2026-12-24T20:00:00Z", "venue": "accra-arena", "tickets": [{"reference": "T-9", "name": "R", "price": "ten", "currency": "GHS"}]}]}]}`), 0o600))
-		_, err := runCLI(t, dbURL, "catalog", "import", bad)
+		_, err = runCLI(t, dbURL, "catalog", "import", bad)
 		require.ErrorContains(t, err, `ticket "T-9": price: "ten"`)
+
+		typed := filepath.Join(t.TempDir(), "typed.json")
+		require.NoError(t, os.WriteFile(typed, []byte(strings.NewReplacer(`"quantity": 500`, `"quantity": "500"`, `"published": true`, `"published": "yes"`).Replace(cliCatalog)), 0o600))
+		stdout, stderr, err := runMain(t, dbURL, "catalog", "import", typed, "--json")
+		require.Error(t, err)
+		problems := []any{
+			`event "EVT-1001": published: must be true or false, not a string ("yes") (line 4)`,
+			`ticket "TKT-1001-REG": quantity: must be a whole number or null, not a string ("500") (line 6)`,
+		}
+		require.JSONEq(t, mustMarshal(t, map[string]any{"error": "catalog file refused (2 problems):\n  " + problems[0].(string) + "\n  " + problems[1].(string), "problems": problems}), stdout)
+		require.Equal(t, "boxoffice: catalog file refused (2 problems):\n  "+problems[0].(string)+"\n  "+problems[1].(string)+"\n", stderr,
+			"a refused file lists its problems, one a line")
 		_, err = runCLI(t, dbURL, "catalog", "import", filepath.Join(t.TempDir(), "missing.json"))
 		require.Error(t, err)
 	})
@@ -177,6 +224,150 @@ func TestCLI(t *testing.T) {
 		demo := mustJSON(t, dbURL, "seed", "demo", "--json")
 		require.ElementsMatch(t, []string{"id", "account_id", "name", "test_key", "live_key", "webhook_secret"}, keys(demo))
 		require.Equal(t, "ok", authCode(demo["test_key"].(string)))
+	})
+
+	t.Run("AccountsList", func(t *testing.T) {
+		list := mustJSON(t, dbURL, "accounts", "list", "--json")
+		require.Equal(t, []string{"accounts"}, keys(list))
+		accounts := list["accounts"].([]any)
+		require.NotEmpty(t, accounts)
+		first := accounts[0].(map[string]any)
+		require.ElementsMatch(t, []string{"id", "name", "email", "status", "created_at"}, keys(first))
+		require.Equal(t, "ops@kofi.example", first["email"])
+		require.Len(t, mustJSON(t, dbURL, "accounts", "list", "--status", "active", "--json")["accounts"], len(accounts))
+		require.Equal(t, map[string]any{"accounts": []any{}}, mustJSON(t, dbURL, "accounts", "list", "--status", "disabled", "--json"))
+		out, err := runCLI(t, dbURL, "accounts", "list", "--status", "disabled")
+		require.NoError(t, err)
+		require.Equal(t, "no accounts are disabled\n", out)
+		out, err = runCLI(t, dbURL, "accounts", "list")
+		require.NoError(t, err)
+		require.Contains(t, out, `"Kofi Tickets" <ops@kofi.example>`)
+		_, err = runCLI(t, dbURL, "accounts", "list", "--status", "gone")
+		require.ErrorContains(t, err, `status "gone" is not one of active, pending_approval, disabled`)
+	})
+
+	t.Run("AppsListAndShowNeverShowSecrets", func(t *testing.T) {
+		secrets := []string{app["test_key"].(string), app["live_key"].(string), app["webhook_secret"].(string)}
+		noSecrets := func(out string) {
+			t.Helper()
+			for _, s := range secrets {
+				require.NotContains(t, out, s)
+			}
+			require.NotContains(t, out, "whsec_")
+		}
+		list := mustJSON(t, dbURL, "apps", "list", "--account", "1", "--json")
+		apps := list["apps"].([]any)
+		require.Len(t, apps, 1)
+		require.ElementsMatch(t, []string{"id", "account_id", "name", "status", "redirect_domains", "webhook_url", "created_at", "updated_at"},
+			keys(apps[0].(map[string]any)))
+		noSecrets(mustMarshal(t, list))
+		out, err := runCLI(t, dbURL, "apps", "list")
+		require.NoError(t, err)
+		require.Contains(t, out, `"Kofi shop"`)
+		noSecrets(out)
+		_, err = runCLI(t, dbURL, "apps", "list", "--account", "99")
+		require.ErrorContains(t, err, "account 99 does not exist")
+
+		show := mustJSON(t, dbURL, "apps", "show", "1", "--json")
+		require.ElementsMatch(t, []string{"id", "account_id", "name", "status", "redirect_domains", "webhook_url", "created_at", "updated_at", "keys"}, keys(show))
+		require.Equal(t, "Kofi shop", show["name"])
+		keyList := show["keys"].([]any)
+		require.NotEmpty(t, keyList)
+		for _, k := range keyList {
+			k := k.(map[string]any)
+			require.ElementsMatch(t, []string{"env", "hint", "created_at"}, keys(k))
+			require.Regexp(t, `^[a-z2-7]{4}$`, k["hint"])
+		}
+		noSecrets(mustMarshal(t, show))
+		out, err = runCLI(t, dbURL, "apps", "show", "1")
+		require.NoError(t, err)
+		require.Contains(t, out, `app 1 "Kofi shop" of account 1 is active`)
+		noSecrets(out)
+		_, err = runCLI(t, dbURL, "apps", "show", "99")
+		require.ErrorContains(t, err, "app 99 does not exist")
+	})
+
+	t.Run("AppsRotateWebhookSecret", func(t *testing.T) {
+		rot := mustJSON(t, dbURL, "apps", "rotate-webhook-secret", "1", "--json")
+		require.ElementsMatch(t, []string{"app_id", "webhook_secret"}, keys(rot))
+		require.Equal(t, 1.0, rot["app_id"])
+		require.Regexp(t, `^whsec_[A-Za-z0-9+/]{43}=$`, rot["webhook_secret"])
+		require.NotEqual(t, app["webhook_secret"], rot["webhook_secret"])
+		stored, err := store.AppByID(ctx, db, 1)
+		require.NoError(t, err)
+		require.Equal(t, rot["webhook_secret"], stored.WebhookSecret, "deliveries are signed with it from now on")
+		_, err = runCLI(t, dbURL, "apps", "rotate-webhook-secret", "99")
+		require.ErrorContains(t, err, "app 99 does not exist")
+	})
+
+	t.Run("WebhooksList", func(t *testing.T) {
+		out, err := runCLI(t, dbURL, "webhooks", "list", "--app", "1")
+		require.NoError(t, err)
+		require.Equal(t, "app 1 has no webhook events yet (boxoffice webhooks test --app 1 --env test emits one)\n", out)
+		require.Equal(t, map[string]any{"app_id": 1.0, "events": []any{}}, mustJSON(t, dbURL, "webhooks", "list", "--app", "1", "--json"))
+		for _, limit := range []string{"0", "-3", "1001"} {
+			_, err = runCLI(t, dbURL, "webhooks", "list", "--app", "1", "--limit", limit)
+			require.ErrorContains(t, err, "--limit "+limit+" is not between 1 and 1000")
+		}
+	})
+
+	t.Run("ErrUsageOneLine", func(t *testing.T) {
+		tests := []struct {
+			name string
+			args []string
+			want string // the one line, after "boxoffice: "
+		}{
+			{"ErrUnknownCommand", []string{"bogus"}, `unknown command "bogus" (boxoffice has serve, migrate, seed, catalog, accounts, apps, keys, webhooks, listen)`},
+			{"ErrUnknownSubcommand", []string{"apps", "bogus"}, `unknown command "apps bogus" (boxoffice apps has create, update, list, show, rotate-webhook-secret, set-status)`},
+			{"ErrNoSubcommand", []string{"accounts"}, `accounts needs a command: create, list, set-status`},
+			{"ErrUnknownFlag", []string{"apps", "list", "--bogus"}, `apps list: flag provided but not defined: -bogus (see boxoffice apps list --help)`},
+			{"ErrMissingFlag", []string{"apps", "create", "--name", "x"}, `apps create: Required flag "account" not set (see boxoffice apps create --help)`},
+			{"ErrBadFlagValue", []string{"webhooks", "list", "--app", "x"}, `webhooks list: invalid value "x" for flag -app: strconv.ParseInt: parsing "x": invalid syntax (see boxoffice webhooks list --help)`},
+			{"ErrMissingArgument", []string{"apps", "show"}, `apps show needs 1 argument(s): ID (see boxoffice apps show --help)`},
+			{"ErrStrayArgument", []string{"apps", "list", "3"}, `apps list takes no arguments, but was given "3" (see boxoffice apps list --help)`},
+			{"ErrBadLimit", []string{"webhooks", "list", "--app", "1", "--limit", "0"}, `--limit 0 is not between 1 and 1000`},
+			{"ErrListenMissingFlags", []string{"listen"}, `listen: Required flags "api-key, forward-to" not set (see boxoffice listen --help)`},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				stdout, stderr, err := runMain(t, dbURL, tt.args...)
+				require.Error(t, err)
+				require.Equal(t, "boxoffice: "+tt.want+"\n", stderr, "one line on stderr")
+				require.Empty(t, stdout, "never the help text")
+
+				stdout, stderr, err = runMain(t, dbURL, append(tt.args, "--json")...)
+				require.Error(t, err)
+				require.Equal(t, 1, strings.Count(stderr, "\n"), "one line on stderr: %q", stderr)
+				var body map[string]any
+				require.NoError(t, json.Unmarshal([]byte(stdout), &body), "one JSON object on stdout: %q", stdout)
+				require.Equal(t, []string{"error"}, keys(body))
+				require.Equal(t, strings.TrimSuffix(strings.TrimPrefix(stderr, "boxoffice: "), "\n"), body["error"])
+			})
+		}
+		t.Run("OKHelpWhenAsked", func(t *testing.T) {
+			for _, args := range [][]string{nil, {"--help"}, {"apps", "show", "--help"}} {
+				stdout, _, err := runMain(t, dbURL, args...)
+				require.NoError(t, err)
+				require.Contains(t, stdout, "USAGE:")
+			}
+		})
+	})
+
+	t.Run("EveryFlagHasHelp", func(t *testing.T) {
+		var walk func(prefix string, c *cli.Command)
+		walk = func(prefix string, c *cli.Command) {
+			name := strings.TrimSpace(prefix + " " + c.Name)
+			require.NotEmpty(t, c.Usage, "command %s", name)
+			for _, f := range c.Flags {
+				df, ok := f.(cli.DocGenerationFlag)
+				require.True(t, ok, "%s %v", name, f.Names())
+				require.NotEmpty(t, df.GetUsage(), "%s --%s has no help text", name, f.Names()[0])
+			}
+			for _, sub := range c.Commands {
+				walk(name, sub)
+			}
+		}
+		walk("", newCLI(io.Discard, io.Discard))
 	})
 
 	t.Run("ErrUsage", func(t *testing.T) {

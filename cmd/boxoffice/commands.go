@@ -36,7 +36,7 @@ func printJSON(w io.Writer, v any) error {
 func args(cmd *cli.Command, names ...string) ([]string, error) {
 	got := cmd.Args().Slice()
 	if len(got) != len(names) {
-		return nil, fmt.Errorf("%s needs %d argument(s): %s", cmd.FullName(), len(names), strings.Join(names, " "))
+		return nil, fmt.Errorf("%s needs %d argument(s): %s (see %s --help)", commandName(cmd), len(names), strings.Join(names, " "), cmd.FullName())
 	}
 	return got, nil
 }
@@ -224,8 +224,11 @@ func catalogCommand(stdout, stderr io.Writer) *cli.Command {
 				if cmd.Bool("json") {
 					return printJSON(stdout, res)
 				}
-				fmt.Fprintf(stdout, "imported %d venues, %d events, %d event dates, %d tickets\n",
-					len(res.Venues), len(res.Events), len(res.EventDates), len(res.Tickets))
+				if res.NothingChanged {
+					fmt.Fprintf(stdout, "nothing changed: the catalog already matches %s (%s)\n", a[0], res.Unchanged)
+					return nil
+				}
+				fmt.Fprintf(stdout, "imported %s: created %s; updated %s; unchanged %s\n", a[0], res.Created, res.Updated, res.Unchanged)
 				return nil
 			}),
 		}},
@@ -241,8 +244,8 @@ func accountsCommand(stdout, stderr io.Writer) *cli.Command {
 				Name:  "create",
 				Usage: "create a developer account",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "name", Required: true},
-					&cli.StringFlag{Name: "email", Required: true},
+					&cli.StringFlag{Name: "name", Required: true, Usage: "the account's display name"},
+					&cli.StringFlag{Name: "email", Required: true, Usage: "the account's email address (unique)"},
 					&cli.StringFlag{Name: "status", Value: store.AccountActive, Usage: "active, pending_approval or disabled"},
 					jsonFlag(),
 				},
@@ -262,9 +265,9 @@ func accountsCommand(stdout, stderr io.Writer) *cli.Command {
 			},
 			{
 				Name:  "list",
-				Usage: "list developer accounts, oldest first (--status pending_approval: those awaiting approval)",
+				Usage: "list developer accounts, oldest first",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "status", Usage: "only accounts of this status: active, pending_approval or disabled"},
+					&cli.StringFlag{Name: "status", Usage: "only accounts in this status: active, pending_approval or disabled"},
 					jsonFlag(),
 				},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
@@ -272,19 +275,23 @@ func accountsCommand(stdout, stderr io.Writer) *cli.Command {
 					if err != nil {
 						return err
 					}
+					out := make([]accountJSON, len(accounts))
+					for i, a := range accounts {
+						out[i] = accountJSON{ID: a.ID, Name: a.Name, Email: a.Email, Status: a.Status, CreatedAt: rfc3339(a.CreatedAt)}
+					}
 					if cmd.Bool("json") {
-						out := make([]map[string]any, len(accounts))
-						for i, a := range accounts {
-							out[i] = map[string]any{"id": a.ID, "name": a.Name, "email": a.Email, "status": a.Status,
-								"created_at": a.CreatedAt.UTC().Format(time.RFC3339)}
-						}
 						return printJSON(stdout, map[string]any{"accounts": out})
 					}
-					if len(accounts) == 0 {
-						fmt.Fprintln(stdout, "no accounts")
+					if len(out) == 0 {
+						if cmd.IsSet("status") {
+							fmt.Fprintf(stdout, "no accounts are %s\n", cmd.String("status"))
+						} else {
+							fmt.Fprintln(stdout, "no accounts yet (boxoffice accounts create adds one)")
+						}
+						return nil
 					}
-					for _, a := range accounts {
-						fmt.Fprintf(stdout, "%-5d %-16s %-30s %s  %s\n", a.ID, a.Status, a.Email, a.CreatedAt.UTC().Format(time.RFC3339), a.Name)
+					for _, a := range out {
+						fmt.Fprintf(stdout, "%-4d %-16s %q <%s>  created %s\n", a.ID, a.Status, a.Name, a.Email, a.CreatedAt)
 					}
 					return nil
 				}),
@@ -353,9 +360,9 @@ func appsCommand(stdout, stderr io.Writer) *cli.Command {
 				Usage: "create an app with a test key, a live key and a webhook secret",
 				Flags: []cli.Flag{
 					&cli.Int64Flag{Name: "account", Required: true, Usage: "owning account id"},
-					&cli.StringFlag{Name: "name", Required: true},
+					&cli.StringFlag{Name: "name", Required: true, Usage: "the app's display name"},
 					&cli.StringSliceFlag{Name: "redirect-domain", Usage: "allowed redirect host (repeatable)"},
-					&cli.StringFlag{Name: "webhook-url"},
+					&cli.StringFlag{Name: "webhook-url", Usage: "https:// URL that receives the app's webhook events"},
 					jsonFlag(),
 				},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
@@ -382,7 +389,7 @@ func appsCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.StringSliceFlag{Name: "remove-redirect-domain", Usage: "take a host off the allowlist (repeatable)"},
 					&cli.BoolFlag{Name: "clear-redirect-domains", Usage: "empty the allowlist first"},
 					&cli.StringFlag{Name: "webhook-url", Usage: "webhook URL (empty string removes it)"},
-					&cli.StringFlag{Name: "name"},
+					&cli.StringFlag{Name: "name", Usage: "a new display name"},
 					jsonFlag(),
 				},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
@@ -418,6 +425,93 @@ func appsCommand(stdout, stderr io.Writer) *cli.Command {
 					}
 					fmt.Fprintf(stdout, "app %d %q: redirect domains [%s], webhook URL %q\n", app.ID, app.Name,
 						strings.Join(app.RedirectDomains, ", "), app.WebhookURL)
+					return nil
+				}),
+			},
+			{
+				Name:  "list",
+				Usage: "list apps, oldest first (never their keys or secrets)",
+				Flags: []cli.Flag{
+					&cli.Int64Flag{Name: "account", Usage: "only the apps of this account id"},
+					jsonFlag(),
+				},
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					apps, err := m.Provision.ListApps(ctx, cmd.Int64("account"))
+					if err != nil {
+						return err
+					}
+					out := make([]appInfoJSON, len(apps))
+					for i := range apps {
+						out[i] = toAppInfoJSON(&apps[i])
+					}
+					if cmd.Bool("json") {
+						return printJSON(stdout, map[string]any{"apps": out})
+					}
+					if len(out) == 0 {
+						if cmd.IsSet("account") {
+							fmt.Fprintf(stdout, "account %d has no apps\n", cmd.Int64("account"))
+						} else {
+							fmt.Fprintln(stdout, "no apps yet (boxoffice apps create adds one)")
+						}
+						return nil
+					}
+					for _, a := range out {
+						fmt.Fprintf(stdout, "%-4d %-9s account %-4d %q  webhook URL %s\n", a.ID, a.Status, a.AccountID, a.Name, orNone(a.WebhookURL))
+					}
+					return nil
+				}),
+			},
+			{
+				Name:      "show",
+				Usage:     "show one app and the hints of its active keys (never keys or secrets)",
+				ArgsUsage: "ID",
+				Flags:     []cli.Flag{jsonFlag()},
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					a, err := args(cmd, "ID")
+					if err != nil {
+						return err
+					}
+					id, err := parseID("app", a[0])
+					if err != nil {
+						return err
+					}
+					d, err := m.Provision.ShowApp(ctx, id)
+					if err != nil {
+						return err
+					}
+					out := appShowJSON{appInfoJSON: toAppInfoJSON(d.App), Keys: []keyHintJSON{}}
+					for _, k := range d.Keys {
+						out.Keys = append(out.Keys, keyHintJSON{Env: k.Environment, Hint: k.Hint, CreatedAt: rfc3339(k.CreatedAt)})
+					}
+					if cmd.Bool("json") {
+						return printJSON(stdout, out)
+					}
+					printAppShow(stdout, out)
+					return nil
+				}),
+			},
+			{
+				Name:      "rotate-webhook-secret",
+				Usage:     "give an app a new webhook secret, shown this once (every later delivery is signed with it)",
+				ArgsUsage: "ID",
+				Flags:     []cli.Flag{jsonFlag()},
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					a, err := args(cmd, "ID")
+					if err != nil {
+						return err
+					}
+					id, err := parseID("app", a[0])
+					if err != nil {
+						return err
+					}
+					secret, err := m.Provision.RotateWebhookSecret(ctx, id)
+					if err != nil {
+						return err
+					}
+					if cmd.Bool("json") {
+						return printJSON(stdout, map[string]any{"app_id": id, "webhook_secret": secret})
+					}
+					fmt.Fprintf(stdout, "new webhook secret of app %d (shown only this once; deliveries from now on are signed with it): %s\n", id, secret)
 					return nil
 				}),
 			},

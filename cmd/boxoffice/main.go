@@ -15,11 +15,13 @@ import (
 	"syscall"
 
 	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/live"
 	"github.com/boxoffice/boxoffice/portal"
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/urfave/cli/v3"
 	"golang.org/x/term"
 	_ "time/tzdata" // event timezones resolve on machines without a zoneinfo database
@@ -27,10 +29,9 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newCLI(os.Stdout, os.Stderr).Run(ctx, os.Args)
+	err := run(ctx, os.Args, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "boxoffice: "+oneLine(describe(err)))
 		os.Exit(1)
 	}
 }
@@ -43,6 +44,89 @@ func describe(err error) string {
 		return e.Message
 	}
 	return err.Error()
+}
+
+// run runs the command args names and reports a failure as OPERATOR.md
+// promises: one line on stderr and, when --json was asked for, also
+// {"error": "…"} on stdout (with "problems" for a refused catalog file).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	err := newCLI(stdout, stderr).Run(ctx, args)
+	if err == nil {
+		return nil
+	}
+	msg := oneLine(describe(err))
+	fmt.Fprintln(stderr, "boxoffice: "+msg)
+	if wantsJSON(args) {
+		out := map[string]any{"error": msg}
+		var fe *catalog.FileError
+		if errors.As(err, &fe) {
+			out["problems"] = fe.Problems
+		}
+		_ = printJSON(stdout, out)
+	}
+	return err
+}
+
+// wantsJSON reports whether --json is among the flags of args, read
+// without the parser, which may be what failed.
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && name == "json" {
+			return !hasValue || value == "true" || value == "1"
+		}
+	}
+	return false
+}
+
+// scriptable makes a command tree fail the way scripts need: a usage
+// error (unknown flag, missing flag or argument, unknown command) is one
+// line, never the help text; a group named without a command, or with
+// one it does not have, says so; a command that takes no arguments
+// refuses stray ones (such as "apps list 3" for "apps list --account 3").
+// Only `boxoffice` alone, and --help, print help.
+func scriptable(cmd *cli.Command) {
+	cmd.OnUsageError = func(_ context.Context, c *cli.Command, err error, _ bool) error {
+		return fmt.Errorf("%s: %w (see %s --help)", commandName(c), err, c.FullName())
+	}
+	switch {
+	case len(cmd.Commands) > 0 && cmd.Action == nil:
+		cmd.Action = func(_ context.Context, c *cli.Command) error {
+			var names []string
+			for _, sub := range c.Commands {
+				if sub.Name != "help" {
+					names = append(names, sub.Name)
+				}
+			}
+			if c.Args().Present() {
+				return fmt.Errorf("unknown command %q (%s has %s)", strings.TrimPrefix(c.FullName()+" "+c.Args().First(), "boxoffice "),
+					c.FullName(), strings.Join(names, ", "))
+			}
+			if c.Root() == c {
+				return cli.ShowRootCommandHelp(c)
+			}
+			return fmt.Errorf("%s needs a command: %s", commandName(c), strings.Join(names, ", "))
+		}
+	case len(cmd.Commands) == 0 && cmd.ArgsUsage == "" && cmd.Action != nil:
+		action := cmd.Action
+		cmd.Action = func(ctx context.Context, c *cli.Command) error {
+			if c.Args().Present() {
+				return fmt.Errorf("%s takes no arguments, but was given %q (see %s --help)", commandName(c), c.Args().First(), c.FullName())
+			}
+			return action(ctx, c)
+		}
+	}
+	for _, sub := range cmd.Commands {
+		scriptable(sub)
+	}
+}
+
+// commandName is a command's name as errors give it: "apps create".
+func commandName(c *cli.Command) string {
+	return strings.TrimPrefix(c.FullName(), c.Root().Name+" ")
 }
 
 // oneLine keeps an error to the one line OPERATOR.md promises, unless it is
@@ -107,6 +191,8 @@ func globalFlags() []cli.Flag {
 			Usage: "Paystack API base (default https://api.paystack.co)"},
 		&cli.BoolFlag{Name: "live-free-checkout", Value: true, Sources: cli.EnvVars("LIVE_FREE_CHECKOUT"),
 			Usage: "allow live free checkout (false answers 503 free_checkout_unavailable)"},
+		&cli.IntFlag{Name: "webhook-streams-per-app", Value: defaults.WebhookStreams.PerApp, Sources: cli.EnvVars("WEBHOOK_STREAMS_PER_APP"),
+			Usage: "most webhook event streams (boxoffice listen) one app may hold open on one instance"},
 		&cli.Int64Flag{Name: "max-body-bytes", Value: defaults.MaxBodyBytes, Sources: cli.EnvVars("MAX_BODY_BYTES"),
 			Usage: "largest request body accepted"},
 		&cli.DurationFlag{Name: "portal-session-ttl", Value: defaults.Portal.SessionTTL, Sources: cli.EnvVars("PORTAL_SESSION_TTL"),
@@ -180,6 +266,8 @@ func configFrom(cmd *cli.Command) Config {
 		PaystackSecretKey: cmd.String("paystack-secret-key"),
 		PaystackBaseURL:   cmd.String("paystack-base-url"),
 		LiveFreeDisabled:  !cmd.Bool("live-free-checkout"),
+		WebhookStreams: webhook.StreamConfig{PerApp: cmd.Int("webhook-streams-per-app"),
+			Poll: defaults.WebhookStreams.Poll, Heartbeat: defaults.WebhookStreams.Heartbeat},
 		Portal: portal.Config{
 			SessionTTL: cmd.Duration("portal-session-ttl"), ResetTTL: cmd.Duration("portal-reset-ttl"),
 			SignInPerIP: cmd.Int("portal-signin-per-ip"), SignInPerAccount: cmd.Int("portal-signin-per-account"),
@@ -212,7 +300,7 @@ func withMigrated(stderr io.Writer, fn func(ctx context.Context, cmd *cli.Comman
 }
 
 func newCLI(stdout, stderr io.Writer) *cli.Command {
-	return &cli.Command{
+	root := &cli.Command{
 		Name:      "boxoffice",
 		Usage:     "ticketing developer API gateway",
 		Writer:    stdout,
@@ -247,8 +335,9 @@ func newCLI(stdout, stderr io.Writer) *cli.Command {
 			appsCommand(stdout, stderr),
 			keysCommand(stdout, stderr),
 			webhooksCommand(stdout, stderr),
-			healthcheckCommand(stdout),
-			auditCommand(stdout, stderr),
+			listenCommand(stdout, stderr),
 		},
 	}
+	scriptable(root)
+	return root
 }

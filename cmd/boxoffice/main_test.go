@@ -58,6 +58,9 @@ func setup(t testing.TB, db *store.DB, opts ...func(*Config)) *testBundle {
 	queries := storetest.Count(db)
 	srv := httptest.NewServer(m.Handler())
 	t.Cleanup(srv.Close)
+	// Before srv.Close, which waits for every request: event streams
+	// only end when told to.
+	t.Cleanup(m.Streams.Close)
 	return &testBundle{
 		m: m, db: db, srv: srv, queries: queries, demo: demo,
 		testKey: demo.App.TestKey, liveKey: demo.App.LiveKey,

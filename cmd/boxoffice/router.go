@@ -47,6 +47,9 @@ func (m *Main) Handler() http.Handler {
 			rest.WriteError(w, r, m.Log, err)
 		}))
 		r.Use(loaders.Middleware(m.Catalog))
+		// Not a resource of the spec: the partner's own events, streamed
+		// to `boxoffice listen`, behind the same admission.
+		r.Method(http.MethodGet, "/webhook-events/stream", m.Streams)
 		api.Routes(r)
 	})
 

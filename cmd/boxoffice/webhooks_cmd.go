@@ -32,6 +32,9 @@ type attemptJSON struct {
 	At         string  `json:"at"`
 }
 
+// maxWebhookListLimit bounds `webhooks list --limit`.
+const maxWebhookListLimit = 1000
+
 func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "webhooks",
@@ -41,7 +44,7 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 				Name:  "test",
 				Usage: "emit a webhook.test event to the app's webhook URL (a running serve delivers it)",
 				Flags: []cli.Flag{
-					&cli.Int64Flag{Name: "app", Required: true},
+					&cli.Int64Flag{Name: "app", Required: true, Usage: "app id"},
 					&cli.StringFlag{Name: "env", Required: true, Usage: "test or live"},
 					jsonFlag(),
 				},
@@ -61,11 +64,14 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 				Name:  "list",
 				Usage: "recent events of an app and their delivery attempts",
 				Flags: []cli.Flag{
-					&cli.Int64Flag{Name: "app", Required: true},
-					&cli.IntFlag{Name: "limit", Value: 20, Usage: "how many of the newest events (at most 100)"},
+					&cli.Int64Flag{Name: "app", Required: true, Usage: "app id"},
+					&cli.IntFlag{Name: "limit", Value: 20, Usage: fmt.Sprintf("how many of the newest events to show (1 to %d)", maxWebhookListLimit)},
 					jsonFlag(),
 				},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					if n := cmd.Int("limit"); n < 1 || n > maxWebhookListLimit {
+						return fmt.Errorf("--limit %d is not between 1 and %d", n, maxWebhookListLimit)
+					}
 					appID := cmd.Int64("app")
 					events, attempts, err := m.Webhooks.Recent(ctx, appID, cmd.Int("limit"))
 					if err != nil {
@@ -86,6 +92,10 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 					}
 					if cmd.Bool("json") {
 						return printJSON(stdout, map[string]any{"app_id": appID, "events": out})
+					}
+					if len(out) == 0 {
+						fmt.Fprintf(stdout, "app %d has no webhook events yet (boxoffice webhooks test --app %d --env test emits one)\n", appID, appID)
+						return nil
 					}
 					for _, e := range out {
 						fmt.Fprintf(stdout, "%s  %-16s %-5s %-9s attempts=%d  %s\n", e.CreatedAt, e.Type, e.Environment, e.Status, e.Attempts, e.ID)
