@@ -34,8 +34,9 @@ func NewHandler(root ResolverRoot, log *slog.Logger, limits DocumentLimits, live
 	if live.Hub != nil {
 		srv.AddTransport(live.transport(log))
 	}
-	srv.AddTransport(transport.Options{})
+	// Before Options, which would answer HEAD 405; it leaves OPTIONS to it.
 	srv.AddTransport(httpTransport{log: log})
+	srv.AddTransport(transport.Options{})
 	// A parsed document is charged 40 times its text: TestParsedQueryCost
 	// measures about 20 times for a nested query, so this errs on the safe side.
 	srv.SetQueryCache(newBoundedCache(QueryCacheBytes, func(q string, _ *ast.QueryDocument) int { return 40 * len(q) }))

@@ -111,7 +111,7 @@ func TestGraphQLOverHTTP(t *testing.T) {
 	t.Run("ErrMethod", func(t *testing.T) {
 		res, out := tb.gqlHTTP(t, http.MethodPut, "", js, "", `{"query":"{ __typename }"}`)
 		require.Equal(t, http.StatusMethodNotAllowed, res.StatusCode)
-		require.Equal(t, "GET, POST, OPTIONS", res.Header.Get("Allow"))
+		require.Equal(t, "GET, HEAD, POST, OPTIONS", res.Header.Get("Allow"))
 		require.Equal(t, "method_not_allowed", firstCode(out))
 	})
 	t.Run("ErrUnsupportedMediaType", func(t *testing.T) {
