@@ -144,8 +144,9 @@ func seedOnFirstStart(ctx context.Context, w io.Writer, m *Main) error {
 		return err
 	}
 	if n > 0 {
-		fmt.Fprintf(w, "Demo data is already seeded; its keys were printed on first start.\n"+
-			"Lost them? boxoffice keys rotate --app 1 --env test   (or delete %s to start over)\n", strings.TrimPrefix(m.Config.DatabaseURL, "sqlite://"))
+		fmt.Fprintf(w, "Demo data is already seeded; its keys and portal password were printed on first start.\n"+
+			"Lost them? boxoffice keys rotate --app 1 --env test, boxoffice accounts reset-link 1   (or delete %s to start over)\n",
+			strings.TrimPrefix(m.Config.DatabaseURL, "sqlite://"))
 		return nil
 	}
 	res, err := seed.Demo(ctx, m.DB, m.Provision, m.Now())
