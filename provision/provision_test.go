@@ -73,7 +73,7 @@ func TestProvision(t *testing.T) {
 			require.Equal(t, []string{"b.example", "c.example"}, up.RedirectDomains)
 			bad := "https://192.168.1.10/h"
 			_, err = s.UpdateApp(ctx, app.App.ID, provision.AppUpdate{WebhookURL: &bad})
-			requireField(t, err, "webhook-url", `"https://192.168.1.10/h" must be reachable on the public internet, not a private or loopback address`)
+			requireField(t, err, "webhook-url", `"https://192.168.1.10/h" points at a special-purpose address (private use (RFC 1918)), which never receives webhooks`)
 			require.NoError(t, setup(t, db, true).CheckWebhookURL("http://127.0.0.1:9999/h"), "WEBHOOK_ALLOW_PRIVATE_TARGETS lifts the rule")
 
 			entries, err := audit.List(ctx, db, acc.ID, 100)

@@ -141,7 +141,9 @@ func (s *Service) Redeliver(ctx context.Context, id string) error {
 		// 50 ms): wait for that rather than refuse an operator who acted on
 		// the recorded outcome.
 		if !ended || wait == finishWaits {
-			return fmt.Errorf("event %s was not queued again: %w; redeliver it once that delivery has ended", id, err)
+			// A refusal the operator or partner can act on, not a failure.
+			return &apperr.Error{Code: apperr.ValidationFailed, Cause: err,
+				Message: fmt.Sprintf("event %s was not queued again: %v; redeliver it once that delivery has ended", id, err)}
 		}
 		select {
 		case <-ctx.Done():

@@ -317,9 +317,9 @@ func TestCLI(t *testing.T) {
 			args []string
 			want string // the one line, after "boxoffice: "
 		}{
-			{"ErrUnknownCommand", []string{"bogus"}, `unknown command "bogus" (boxoffice has serve, migrate, seed, catalog, accounts, apps, keys, webhooks, listen)`},
+			{"ErrUnknownCommand", []string{"bogus"}, `unknown command "bogus" (boxoffice has serve, migrate, seed, catalog, accounts, apps, keys, webhooks, listen, audit, healthcheck)`},
 			{"ErrUnknownSubcommand", []string{"apps", "bogus"}, `unknown command "apps bogus" (boxoffice apps has create, update, list, show, rotate-webhook-secret, set-status)`},
-			{"ErrNoSubcommand", []string{"accounts"}, `accounts needs a command: create, list, set-status`},
+			{"ErrNoSubcommand", []string{"accounts"}, `accounts needs a command: create, list, reset-link, set-status`},
 			{"ErrUnknownFlag", []string{"apps", "list", "--bogus"}, `apps list: flag provided but not defined: -bogus (see boxoffice apps list --help)`},
 			{"ErrMissingFlag", []string{"apps", "create", "--name", "x"}, `apps create: Required flag "account" not set (see boxoffice apps create --help)`},
 			{"ErrBadFlagValue", []string{"webhooks", "list", "--app", "x"}, `webhooks list: invalid value "x" for flag -app: strconv.ParseInt: parsing "x": invalid syntax (see boxoffice webhooks list --help)`},
@@ -433,7 +433,7 @@ func TestCLIAccountsAndAudit(t *testing.T) {
 		"created_at": ama["created_at"]}, ama)
 	text, err := runCLI(t, dbURL, "accounts", "list", "--status", "disabled")
 	require.NoError(t, err)
-	require.Equal(t, "no accounts\n", text)
+	require.Equal(t, "no accounts are disabled\n", text)
 	_, err = runCLI(t, dbURL, "accounts", "list", "--status", "bogus")
 	require.ErrorContains(t, err, `status "bogus" is not one of active, pending_approval, disabled`)
 

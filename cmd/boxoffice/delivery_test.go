@@ -212,7 +212,7 @@ func TestWebhookCommands(t *testing.T) {
 	// Its delivery is queued: redelivering would start a second chain.
 	_, err = runCLI(t, dbURL, "webhooks", "redeliver", sent["event_id"].(string), "--json")
 	require.Error(t, err)
-	require.Regexp(t, `^event evt_\w+ was not queued again: a delivery of the event is still under way: job \d+ is available, about to make attempt 1 of 10; redeliver it once that delivery has ended$`, err.Error())
+	require.Regexp(t, `^event evt_\w+ was not queued again: a delivery of the event is still under way: job \d+ is available, about to make attempt 1 of 10; redeliver it once that delivery has ended$`, describe(err))
 
 	// A server started on the database delivers the queued event.
 	ctx, cancel := context.WithCancel(context.Background())

@@ -136,6 +136,12 @@ func (s *sseStream) close() { s.res.Body.Close() }
 // emitTest emits a webhook.test event of the demo app and returns its id.
 func (tb *testBundle) emitTest(t testing.TB, env string) string {
 	t.Helper()
+	// A test event needs a webhook URL (webhook.Service.EmitTest); the
+	// demo app has none. No delivery job runs in these tests unless one
+	// starts them, and then AppDeliveriesUnaffected points it elsewhere.
+	_, err := tb.db.NewUpdate().Model((*store.App)(nil)).Set("webhook_url = ?", "https://hooks.partner.example/in").
+		Where("id = ? AND (webhook_url IS NULL OR webhook_url = '')", tb.demo.App.App.ID).Exec(context.Background())
+	require.NoError(t, err)
 	id, err := tb.m.Webhooks.EmitTest(context.Background(), tb.demo.App.App.ID, env)
 	require.NoError(t, err)
 	return id
@@ -317,7 +323,8 @@ func TestListen(t *testing.T) {
 		})
 
 		t.Run("ErrRevokedKeyEndsStream", func(t *testing.T) {
-			other, err := tb.m.Provision.CreateApp(ctx, provision.AppInput{AccountID: tb.demo.App.App.AccountID, Name: "Revoked"})
+			other, err := tb.m.Provision.CreateApp(ctx, provision.AppInput{AccountID: tb.demo.App.App.AccountID, Name: "Revoked",
+				WebhookURL: "https://hooks.partner.example/in"})
 			require.NoError(t, err)
 			rc := newReceiver(t, ok)
 			l := listenTo(t, tb.srv.URL, "--api-key", other.TestKey, "--forward-to", rc.srv.URL)

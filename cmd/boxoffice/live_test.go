@@ -500,14 +500,14 @@ func TestSubscriptionsTwoInstances(t *testing.T) {
 			require.Equal(t, 586.0, availability(t, onB.next("stock"))[reg])
 			sess := a.checkout(t, a.testKey, newIdemKey(), a.highlife(1)).data()
 			onB.subscribe("order", orderSub, map[string]any{"r": sess["order_reference"]})
-			require.Equal(t, "pending", onB.next("order")["orderUpdated"].(map[string]any)["status"])
+			require.Equal(t, "PENDING", onB.next("order")["orderUpdated"].(map[string]any)["status"])
 
 			// Through A: a live checkout holds 4 tickets; the sandbox
 			// order is paid on A's page.
 			require.Equal(t, http.StatusCreated, a.checkout(t, a.liveKey, newIdemKey(), a.highlife(4)).Status)
 			require.Equal(t, 582.0, availability(t, onB.next("stock"))[reg])
 			a.submitOutcome(t, sess["checkout_url"].(string), "paid")
-			require.Equal(t, "paid", onB.next("order")["orderUpdated"].(map[string]any)["status"])
+			require.Equal(t, "PAID", onB.next("order")["orderUpdated"].(map[string]any)["status"])
 		})
 	}
 }

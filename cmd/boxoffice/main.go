@@ -336,6 +336,8 @@ func newCLI(stdout, stderr io.Writer) *cli.Command {
 			keysCommand(stdout, stderr),
 			webhooksCommand(stdout, stderr),
 			listenCommand(stdout, stderr),
+			auditCommand(stdout, stderr),
+			healthcheckCommand(stdout),
 		},
 	}
 	scriptable(root)
