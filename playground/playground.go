@@ -96,12 +96,13 @@ query Catalog {
   }
 }
 
-# Live updates run here too, over WebSocket with the same key: put a date id
-# from the answer above in Variables ({"date": 16}), run this operation, and
-# buy tickets meanwhile.
-subscription Availability($date: Int!) {
-  availabilityChanged(eventDateId: $date) { eventDateId tickets { ticketId quantityAvailable } }
-}
+# Live updates run here too, over WebSocket with the same key: uncomment
+# this operation, put a date id from the answer above in Variables
+# ({"date": 16}), run it, and buy tickets meanwhile. (Kept as a comment so
+# the play button runs the query above without asking which operation.)
+# subscription Availability($date: Int!) {
+#   availabilityChanged(eventDateId: $date) { eventDateId tickets { ticketId quantityAvailable } }
+# }
 `
 )
 
