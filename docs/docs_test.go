@@ -181,7 +181,9 @@ func TestCatalogExample(t *testing.T) {
 		require.NoError(t, err)
 		again, err := catalog.Import(ctx, db, f, now.Add(time.Hour))
 		require.NoError(t, err)
-		require.Equal(t, first, again)
+		require.Equal(t, first.Tickets, again.Tickets)
+		require.Equal(t, first.Events, again.Events)
+		require.True(t, again.NothingChanged, "the second import says nothing changed")
 
 		// The file uses every key a catalog file has.
 		var generic any

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/boxoffice/boxoffice/apperr"
 	"io"
 	"log/slog"
 	"net/http"
@@ -276,7 +277,7 @@ func TestRedeliver(t *testing.T) {
 			t.Helper()
 			err := tb.hooks.Redeliver(ctx, id)
 			require.ErrorIs(t, err, webhook.ErrDeliveryPending)
-			require.Regexp(t, fmt.Sprintf(`^event %s was not queued again: a delivery of the event is still under way: job \d+ %s; redeliver it once that delivery has ended$`, id, where), err.Error())
+			require.Regexp(t, fmt.Sprintf(`^event %s was not queued again: a delivery of the event is still under way: job \d+ %s; redeliver it once that delivery has ended$`, id, where), apperr.From(err).Message)
 			require.Len(t, tb.unfinished(t, id), 1, "no second delivery chain")
 		}
 
@@ -341,7 +342,9 @@ func TestRedeliver(t *testing.T) {
 			require.Equal(t, 2, tb.rc.deliveries(id))
 		})
 		t.Run("ErrNotFound", func(t *testing.T) {
-			require.EqualError(t, tb.hooks.Redeliver(ctx, "evt_nope"), "webhook event evt_nope does not exist")
+			ae := apperr.From(tb.hooks.Redeliver(ctx, "evt_nope"))
+			require.Equal(t, apperr.NotFound, ae.Code)
+			require.Equal(t, "webhook event evt_nope does not exist", ae.Message)
 		})
 	})
 }
