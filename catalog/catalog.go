@@ -68,14 +68,26 @@ func (s *Service) Prices(ctx context.Context, dateIDs []int64) (map[int64][]stor
 func ticketDate(t *store.Ticket) int64 { return t.EventDateID }
 
 // groupBy groups rows by a parent id, keeping their order.
+// Rows ordered by parent, as every query here returns them, are not
+// copied: each parent's group is a slice of rows (capped, so an append to
+// one group never overwrites the next).
 func groupBy[T any](rows []T, err error, parent func(*T) int64) (map[int64][]T, error) {
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[int64][]T)
-	for i := range rows {
-		k := parent(&rows[i])
-		out[k] = append(out[k], rows[i])
+	for start := 0; start < len(rows); {
+		k := parent(&rows[start])
+		end := start + 1
+		for end < len(rows) && parent(&rows[end]) == k {
+			end++
+		}
+		if prev, ok := out[k]; ok {
+			out[k] = append(prev, rows[start:end]...)
+		} else {
+			out[k] = rows[start:end:end]
+		}
+		start = end
 	}
 	return out, nil
 }
@@ -83,9 +95,9 @@ func groupBy[T any](rows []T, err error, parent func(*T) int64) (map[int64][]T, 
 // Stock returns the stock columns of the tickets of each date (id,
 // quantity, sold, held): enough for Available; the batch function behind
 // the stock dataloader.
-func (s *Service) Stock(ctx context.Context, dateIDs []int64) (map[int64][]store.Ticket, error) {
+func (s *Service) Stock(ctx context.Context, dateIDs []int64) (map[int64][]store.Stock, error) {
 	ts, err := store.StockOfDates(ctx, s.DB, dateIDs)
-	return groupBy(ts, err, ticketDate)
+	return groupBy(ts, err, func(s *store.Stock) int64 { return s.EventDateID })
 }
 
 // Venues returns venues by id; the batch function behind the venue dataloader.

@@ -32,11 +32,11 @@ func IsFree(t *store.Ticket) bool { return EffectivePrice(t) == 0 }
 
 // Available is the live availability: quantity − sold − held, never below
 // zero; Unlimited for a ticket without a stock limit.
-func Available(t *store.Ticket) int64 {
-	if t.Quantity == nil {
+func Available(s store.Stock) int64 {
+	if !s.Quantity.Valid {
 		return Unlimited
 	}
-	return max(*t.Quantity-t.Sold-t.Held, 0)
+	return max(s.Quantity.Int64-s.Sold-s.Held, 0)
 }
 
 // FormatAmount prints minor units as a decimal string with two fraction

@@ -53,9 +53,9 @@ func TestParseAmount(t *testing.T) {
 
 func TestAvailable(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, int64(7), catalog.Available(&store.Ticket{Quantity: ptr[int64](10), Sold: 2, Held: 1}))
-	require.Equal(t, int64(0), catalog.Available(&store.Ticket{Quantity: ptr[int64](10), Sold: 12}))
-	require.Equal(t, int64(catalog.Unlimited), catalog.Available(&store.Ticket{Sold: 5}))
+	require.Equal(t, int64(7), catalog.Available((&store.Ticket{Quantity: ptr[int64](10), Sold: 2, Held: 1}).Stock()))
+	require.Equal(t, int64(0), catalog.Available((&store.Ticket{Quantity: ptr[int64](10), Sold: 12}).Stock()))
+	require.Equal(t, int64(catalog.Unlimited), catalog.Available((&store.Ticket{Sold: 5}).Stock()))
 }
 
 func TestSummarize(t *testing.T) {

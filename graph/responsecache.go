@@ -1,11 +1,13 @@
 package graph
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"hash/maphash"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/boxoffice/boxoffice/catalog"
@@ -85,31 +87,13 @@ type responseKey struct {
 // keptResponse is the data of a run and the stock it showed.
 type keptResponse struct {
 	data  json.RawMessage
-	stock map[int64][]stockRow
-}
-
-// stockRow is the stock of one ticket as a response showed it.
-type stockRow struct {
-	ID, Sold, Held int64
-	Quantity       int64 // -1: unlimited
-}
-
-func stockRows(ts []store.Ticket) []stockRow {
-	out := make([]stockRow, len(ts))
-	for i := range ts {
-		q := int64(-1)
-		if ts[i].Quantity != nil {
-			q = *ts[i].Quantity
-		}
-		out[i] = stockRow{ID: ts[i].ID, Sold: ts[i].Sold, Held: ts[i].Held, Quantity: q}
-	}
-	return out
+	stock map[int64][]store.Stock
 }
 
 // stockRecorder collects the stock an operation's answer shows, by date.
 type stockRecorder struct {
 	mu   sync.Mutex
-	seen map[int64][]stockRow
+	seen map[int64][]store.Stock
 }
 
 type recorderKey struct{}
@@ -117,15 +101,23 @@ type recorderKey struct{}
 // SawStock records the stock of a date's tickets as the answer being built
 // shows them, when the response cache records this operation. Resolvers
 // call it wherever they read availability.
-func SawStock(ctx context.Context, dateID int64, ts []store.Ticket) {
+// The rows are the loader's, which nothing writes to.
+func SawStock(ctx context.Context, dateID int64, stock []store.Stock) {
 	rec, ok := ctx.Value(recorderKey{}).(*stockRecorder)
 	if !ok {
 		return
 	}
-	rows := stockRows(ts)
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	rec.seen[dateID] = rows
+	rec.seen[dateID] = stock
+}
+
+// Recording reports whether the response cache records the stock the
+// answer being built shows, so a caller holding whole tickets knows
+// whether to make their stock rows for SawStock.
+func Recording(ctx context.Context) bool {
+	_, ok := ctx.Value(recorderKey{}).(*stockRecorder)
+	return ok
 }
 
 // ExtensionName implements graphql.HandlerExtension.
@@ -158,13 +150,15 @@ func (rc ResponseCache) InterceptOperation(ctx context.Context, next graphql.Ope
 	if !rc.seen.again(key) {
 		return next(ctx)
 	}
-	rec := &stockRecorder{seen: map[int64][]stockRow{}}
+	rec := &stockRecorder{seen: map[int64][]store.Stock{}}
 	run := next(context.WithValue(ctx, recorderKey{}, rec))
 	return func(ctx context.Context) *graphql.Response {
 		res := run(context.WithValue(ctx, recorderKey{}, rec))
 		if res != nil && len(res.Errors) == 0 && res.HasNext == nil && res.Data != nil {
 			rec.mu.Lock()
-			kept := &keptResponse{data: res.Data, stock: rec.seen}
+			// A copy of exactly its length: the buffer gqlgen wrote has
+			// grown by doubling, and the cost charged is the length.
+			kept := &keptResponse{data: bytes.Clone(res.Data), stock: rec.seen}
 			rec.mu.Unlock()
 			l.Cache.Put(ctx, key, kept, kept.cost(key))
 		}
@@ -178,7 +172,7 @@ func (rc ResponseCache) InterceptOperation(ctx context.Context, next graphql.Ope
 func (k *keptResponse) cost(key responseKey) int {
 	n := len(k.data) + len(key.query) + len(key.operation) + len(key.variables)
 	for _, rows := range k.stock {
-		n += 32 * (len(rows) + 1)
+		n += int(unsafe.Sizeof(store.Stock{}))*len(rows) + 48 // rows and their map entry
 	}
 	return n/512 + 1
 }
@@ -202,7 +196,7 @@ func cacheable(oc *graphql.OperationContext) (responseKey, bool) {
 
 // stockUnchanged reads the stock of the dates a kept answer showed and
 // reports whether it is what the answer showed; any error reads as changed.
-func (rc ResponseCache) stockUnchanged(ctx context.Context, seen map[int64][]stockRow) bool {
+func (rc ResponseCache) stockUnchanged(ctx context.Context, seen map[int64][]store.Stock) bool {
 	if len(seen) == 0 {
 		return true
 	}
@@ -215,7 +209,7 @@ func (rc ResponseCache) stockUnchanged(ctx context.Context, seen map[int64][]sto
 		return false
 	}
 	for id, rows := range seen {
-		if !slices.Equal(rows, stockRows(now[id])) {
+		if !slices.Equal(rows, now[id]) {
 			return false
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/boxoffice/boxoffice/store"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,7 +28,7 @@ func TestSeenKeys(t *testing.T) {
 func TestKeptResponseCost(t *testing.T) {
 	small := responseKey{query: "{ events { nodes { id } } }", variables: "null"}
 	padded := responseKey{query: small.query + " #" + strings.Repeat("x", 1<<20), variables: "null"}
-	kept := &keptResponse{data: []byte(`{"events":{"nodes":[]}}`), stock: map[int64][]stockRow{1: make([]stockRow, 4)}}
+	kept := &keptResponse{data: []byte(`{"events":{"nodes":[]}}`), stock: map[int64][]store.Stock{1: make([]store.Stock, 4)}}
 	require.Equal(t, 1, kept.cost(small))
 	require.GreaterOrEqual(t, kept.cost(padded), (1<<20)/512, "a 1 MiB key costs its size, not one unit")
 	big := &keptResponse{data: make([]byte, 100<<10)}

@@ -128,7 +128,50 @@ func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	if s := retryAfter(resp.Errors); s > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(s))
 	}
-	writeJSON(w, ct, http.StatusOK, resp)
+	writeResponse(w, ct, resp)
+}
+
+// writeResponse answers with an executed operation's response. gqlgen has
+// already written Data as compact JSON; json.Marshal of the Response would
+// scan and compact those bytes again (a tenth of the server's CPU on a
+// 90 KB catalog answer), so the envelope is written around them instead,
+// without copying them.
+func writeResponse(w http.ResponseWriter, ct string, resp *graphql.Response) {
+	if resp.Label != "" || resp.Path != nil || resp.HasNext != nil {
+		writeJSON(w, ct, http.StatusOK, resp) // incremental delivery: not served, but kept whole
+		return
+	}
+	head := []byte(`{`)
+	if len(resp.Errors) > 0 {
+		errs, err := json.Marshal(resp.Errors)
+		if err != nil {
+			writeJSON(w, ct, http.StatusOK, resp)
+			return
+		}
+		head = append(append(append(head, `"errors":`...), errs...), ',')
+	}
+	head = append(head, `"data":`...)
+	data := []byte(resp.Data)
+	if len(data) == 0 {
+		data = []byte("null")
+	}
+	tail := []byte(`}`)
+	if len(resp.Extensions) > 0 {
+		ext, err := json.Marshal(resp.Extensions)
+		if err != nil {
+			writeJSON(w, ct, http.StatusOK, resp)
+			return
+		}
+		tail = append(append([]byte(`,"extensions":`), ext...), '}')
+	}
+	w.Header().Set("Content-Type", ct+"; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(data)+len(tail)))
+	w.WriteHeader(http.StatusOK)
+	for _, b := range [][]byte{head, data, tail} {
+		if _, err := w.Write(b); err != nil {
+			return
+		}
+	}
 }
 
 // requestParams are the parameters of a GraphQL request, or why they could

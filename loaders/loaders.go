@@ -27,7 +27,7 @@ type Loaders struct {
 	// Venue maps a venue id to the venue (nil when missing).
 	Venue *Loader[*store.Venue]
 	// Stock maps an event date id to the stock columns of its tickets.
-	Stock *Loader[[]store.Ticket]
+	Stock *Loader[[]store.Stock]
 	// Cache is this request's view of the catalog cache.
 	Cache *catalog.Snapshot
 }

@@ -233,21 +233,25 @@ func (r *Resolver) TicketsNow(ctx context.Context, d *model.EventDate) ([]*model
 	return r.tickets(ctx, d, true)
 }
 
+// loadOne loads the value of one key through ld: at once when now is true,
+// else in the batch being gathered.
+func loadOne[V any](ctx context.Context, ld *loaders.Loader[V], id int64, now bool) (V, error) {
+	if now {
+		vs, err := ld.Now(ctx, []int64{id})
+		if err != nil {
+			var zero V
+			return zero, err
+		}
+		return vs[0], nil
+	}
+	return ld.Load(ctx, id)()
+}
+
 func (r *Resolver) tickets(ctx context.Context, d *model.EventDate, now bool) ([]*model.Ticket, error) {
 	l := loaders.For(ctx)
 	id := int64(d.ID)
-	load := func(ld *loaders.Loader[[]store.Ticket]) ([]store.Ticket, error) {
-		if now {
-			ts, err := ld.Now(ctx, []int64{id})
-			if err != nil {
-				return nil, err
-			}
-			return ts[0], nil
-		}
-		return ld.Load(ctx, id)()
-	}
 	if kept, hit := l.Cache.Get(ctx, ticketsKey(id)); hit {
-		stock, err := load(l.Stock)
+		stock, err := loadOne(ctx, l.Stock, id, now)
 		if err != nil {
 			return nil, err
 		}
@@ -256,11 +260,17 @@ func (r *Resolver) tickets(ctx context.Context, d *model.EventDate, now bool) ([
 			return out, nil
 		}
 	}
-	ts, err := load(l.Tickets)
+	ts, err := loadOne(ctx, l.Tickets, id, now)
 	if err != nil {
 		return nil, err
 	}
-	graph.SawStock(ctx, id, ts)
+	if graph.Recording(ctx) {
+		stock := make([]store.Stock, len(ts))
+		for i := range ts {
+			stock[i] = ts[i].Stock()
+		}
+		graph.SawStock(ctx, id, stock)
+	}
 	out := make([]*model.Ticket, len(ts))
 	for i := range ts {
 		out[i] = toTicket(&ts[i], d.Timezone)

@@ -90,7 +90,7 @@ func toTicket(t *store.Ticket, tz string) *model.Ticket {
 		Price:              amount(t.Price),
 		Promotionalprice:   amount(t.PromotionalPrice),
 		Quantity:           intPtr(t.Quantity),
-		QuantityAvailable:  int(catalog.Available(t)),
+		QuantityAvailable:  int(catalog.Available(t.Stock())),
 		Ticketsperattendee: intPtr(t.TicketsPerAttendee),
 		Salesstartdate:     plain(start),
 		Salesenddate:       plain(end),
@@ -106,17 +106,17 @@ func toTicket(t *store.Ticket, tz string) *model.Ticket {
 }
 
 // toAvailability converts the stock rows of a date's tickets.
-func toAvailability(dateID int64, stock []store.Ticket) *model.DateAvailability {
+func toAvailability(dateID int64, stock []store.Stock) *model.DateAvailability {
 	out := &model.DateAvailability{EventDateID: int(dateID), Tickets: make([]*model.TicketAvailability, len(stock))}
 	for i := range stock {
-		out.Tickets[i] = &model.TicketAvailability{TicketID: int(stock[i].ID), QuantityAvailable: int(catalog.Available(&stock[i]))}
+		out.Tickets[i] = &model.TicketAvailability{TicketID: int(stock[i].ID), QuantityAvailable: int(catalog.Available(stock[i]))}
 	}
 	return out
 }
 
 // withStock copies kept tickets with the availability of their stock rows
 // (same tickets, same order); ok is false when the two no longer match.
-func withStock(kept []*model.Ticket, stock []store.Ticket) (out []*model.Ticket, ok bool) {
+func withStock(kept []*model.Ticket, stock []store.Stock) (out []*model.Ticket, ok bool) {
 	if len(kept) != len(stock) {
 		return nil, false
 	}
@@ -127,7 +127,7 @@ func withStock(kept []*model.Ticket, stock []store.Ticket) (out []*model.Ticket,
 			return nil, false
 		}
 		copies[i] = *t
-		copies[i].QuantityAvailable = int(catalog.Available(&stock[i]))
+		copies[i].QuantityAvailable = int(catalog.Available(stock[i]))
 		out[i] = &copies[i]
 	}
 	return out, true

@@ -107,7 +107,7 @@ func TestCatalogCacheFreshness(t *testing.T) {
 	}
 }
 
-func available(tk store.Ticket) int { return int(catalog.Available(&tk)) }
+func available(tk store.Ticket) int { return int(catalog.Available(tk.Stock())) }
 
 // writeCatalog writes a catalog file of one published event with one date
 // of one paid ticket.

@@ -71,7 +71,7 @@ func TestCheckoutContention(t *testing.T) {
 			var tk store.Ticket
 			require.NoError(t, db.NewSelect().Model(&tk).Where("id = ?", res.Tickets["RACE-T"]).Scan(ctx))
 			require.Equal(t, int64(7), tk.Held)
-			require.Zero(t, catalog.Available(&tk))
+			require.Zero(t, catalog.Available(tk.Stock()))
 			tickets := tb.get(t, fmt.Sprintf("/api/v1/event-dates/%d/tickets", res.EventDates["RACE-1"]), tb.testKey)
 			require.Equal(t, 0.0, tickets.Body["data"].([]any)[0].(map[string]any)["quantity_available"])
 		})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
@@ -22,6 +23,14 @@ func (m *Main) AdminHandler() http.Handler {
 	r.Get("/healthz", m.healthz)
 	r.Get("/readyz", m.readyz)
 	r.Handle("/metrics", promhttp.HandlerFor(m.Metrics.Registry, promhttp.HandlerOpts{}))
+	// Go's profiler, for an operator on the admin network: CPU
+	// (/debug/pprof/profile?seconds=N), heap, goroutines. Never on the
+	// public listener.
+	r.HandleFunc("/debug/pprof/*", pprof.Index)
+	r.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	r.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	r.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	r.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return r
 }
 

@@ -2,7 +2,8 @@
 // GraphQL operation runs in one goroutine: list elements are marshalled
 // by graph.marshalSlice instead of graphql.MarshalSliceConcurrently, and
 // the resolver fields of object types run inline instead of through
-// FieldSet.Concurrently. `make generate` runs it after gqlgen; it fails
+// FieldSet.Concurrently; scalar struct fields are marshalled without a
+// field context of their own. `make generate` runs it after gqlgen; it fails
 // when gqlgen's output no longer has the shapes it rewrites, so a gqlgen
 // upgrade cannot silently bring the goroutines back.
 //
@@ -30,6 +31,24 @@ var (
 	// A scalar field's context carries an error made anew for every field
 	// resolved; one per message is enough.
 	noChildren = regexp.MustCompile(`errors\.New\("(field of type [A-Za-z0-9_]+ does not have child fields)"\)`)
+	// A scalar field read straight from its object's struct field: gqlgen
+	// makes a field context (and a context holding it) for each, runs the
+	// resolver middleware and a deferred recover, all to return obj.X.
+	// Rewritten to marshal obj.X at once. Only marshallers that cannot
+	// add an error qualify (they never read the field context): the
+	// non-null Int, String, Boolean and Float of Go values, and their
+	// nullable pointer forms, which answer null for nil. A field with a
+	// resolver, a method, arguments or an object type keeps ResolveField.
+	directField = regexp.MustCompile(`(?m)^\treturn graphql\.ResolveField\(\n` +
+		`\t\tctx,\n\t\tec\.OperationContext,\n\t\tfield,\n` +
+		`\t\tfunc\(ctx context\.Context, field graphql\.CollectedField\) \(\*graphql\.FieldContext, error\) \{\n` +
+		`\t\t\treturn ec\.fieldContext_[A-Za-z0-9_]+\(ctx, field\)\n\t\t\},\n` +
+		`\t\tfunc\(ctx context\.Context\) \(any, error\) \{\n` +
+		`\t\t\treturn (obj\.[A-Za-z0-9_]+), nil\n\t\t\},\n` +
+		`\t\tnil,\n` +
+		`\t\tfunc\(ctx context\.Context, selections ast\.SelectionSet, v \*?(?:int|string|bool|float64)\) graphql\.Marshaler \{\n` +
+		`\t\t\treturn ec\.(marshal(?:N(?:Int|String|Boolean|Float)2(?:int|string|bool|float64)|O(?:Int|String|Boolean|Float)2ᚖ?(?:int|string|bool|float64)))\(ctx, selections, v\)\n\t\t\},\n` +
+		`\t\ttrue,\n\t\t(?:true|false),\n\t\)$`)
 )
 
 func main() {
@@ -50,6 +69,12 @@ func main() {
 		os.Exit(1)
 	}
 	defers := len(deferGroup.FindAll(src, -1))
+	direct := len(directField.FindAll(src, -1))
+	if direct == 0 {
+		fmt.Fprintf(os.Stderr, "sequential: %s has no scalar struct fields to marshal directly; gqlgen's output changed shape\n", path)
+		os.Exit(1)
+	}
+	src = directField.ReplaceAll(src, []byte("\treturn ec.${2}(ctx, field.Selections, ${1})"))
 	src = bytes.ReplaceAll(src, sliceCall, []byte("marshalSlice("))
 	src = fieldCall.ReplaceAll(src, []byte("${1}out.Values[i] = innerFunc(ctx, out)"))
 	src = deferGroup.ReplaceAll(src, []byte("\tif len(deferLabelToView) > 0 {\n\t\tec.ProcessDeferredGroup(graphql.DeferredGroup{\n${1}\t\t})\n\t}\n"))
@@ -77,5 +102,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Printf("sequential: %d list marshallers and %d resolver fields run in the operation's goroutine; %d objects compute their @defer path only when deferring; %d scalar-field errors made once\n", slices, fields, defers, len(msgs))
+	fmt.Printf("sequential: %d list marshallers and %d resolver fields run in the operation's goroutine; %d objects compute their @defer path only when deferring; %d scalar struct fields marshalled without a field context; %d scalar-field errors made once\n", slices, fields, defers, direct, len(msgs))
 }
