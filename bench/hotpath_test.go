@@ -58,7 +58,7 @@ func BenchmarkTicketPricing(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		t := &ts[i%len(ts)]
 		_ = catalog.FormatAmount(catalog.EffectivePrice(t))
-		_ = catalog.Available(t)
+		_ = catalog.Available(t.Stock())
 		if t.Price != nil {
 			_ = catalog.FormatAmount(*t.Price)
 		}

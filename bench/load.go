@@ -29,8 +29,14 @@ type endpoint struct {
 	target func(i uint64, t *vegeta.Target)
 }
 
+// requestSeq numbers every request of the process, across endpoints and
+// runs: a warm-up and its measured run never send the same number, so a
+// new query text or idempotency key is never one a previous run sent (which
+// the server would answer from its caches or as a replay).
+var requestSeq atomic.Uint64
+
 func (e endpoint) targeter() vegeta.Targeter {
-	var seq atomic.Uint64
+	seq := &requestSeq
 	return func(t *vegeta.Target) error {
 		t.Method = e.method
 		e.target(seq.Add(1), t)
