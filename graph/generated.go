@@ -1201,8 +1201,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 					return nil
 				}
 			}
-			var buf bytes.Buffer
-			data.MarshalGQL(&buf)
+			buf := responseBuffer(ctx)
+			data.MarshalGQL(buf)
 			response.Data = buf.Bytes()
 			if atomic.LoadInt32(&ec.Deferred) > 0 {
 				hasNext := atomic.LoadInt32(&ec.PendingDeferred) > 0
@@ -5859,8 +5859,8 @@ func (ec *executionContext) _CheckoutSession(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutSessionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -5917,6 +5917,9 @@ func (ec *executionContext) _CheckoutSession(ctx context.Context, sel ast.Select
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet, deferLabelToView = graphql.NewFieldSet(nil), map[string]*graphql.FieldSetView{}
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -5963,7 +5966,7 @@ func (ec *executionContext) _CheckoutSession(ctx context.Context, sel ast.Select
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var createCheckoutSessionPayloadImplementors = []string{"CreateCheckoutSessionPayload"}
@@ -5972,8 +5975,8 @@ func (ec *executionContext) _CreateCheckoutSessionPayload(ctx context.Context, s
 	fields := graphql.CollectFields(ec.OperationContext, sel, createCheckoutSessionPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -6013,7 +6016,7 @@ func (ec *executionContext) _CreateCheckoutSessionPayload(ctx context.Context, s
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var cursorPageInfoImplementors = []string{"CursorPageInfo"}
@@ -6022,8 +6025,8 @@ func (ec *executionContext) _CursorPageInfo(ctx context.Context, sel ast.Selecti
 	fields := graphql.CollectFields(ec.OperationContext, sel, cursorPageInfoImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -6068,7 +6071,7 @@ func (ec *executionContext) _CursorPageInfo(ctx context.Context, sel ast.Selecti
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var dateAvailabilityImplementors = []string{"DateAvailability"}
@@ -6077,8 +6080,8 @@ func (ec *executionContext) _DateAvailability(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, dateAvailabilityImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -6113,7 +6116,7 @@ func (ec *executionContext) _DateAvailability(ctx context.Context, sel ast.Selec
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var eventImplementors = []string{"Event"}
@@ -6122,8 +6125,8 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 	fields := graphql.CollectFields(ec.OperationContext, sel, eventImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -6250,6 +6253,9 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet, deferLabelToView = graphql.NewFieldSet(nil), map[string]*graphql.FieldSetView{}
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -6291,7 +6297,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var eventConnectionImplementors = []string{"EventConnection"}
@@ -6300,8 +6306,8 @@ func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, eventConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -6341,7 +6347,7 @@ func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.Select
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var eventDateImplementors = []string{"EventDate"}
@@ -6350,8 +6356,8 @@ func (ec *executionContext) _EventDate(ctx context.Context, sel ast.SelectionSet
 	fields := graphql.CollectFields(ec.OperationContext, sel, eventDateImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -6468,6 +6474,9 @@ func (ec *executionContext) _EventDate(ctx context.Context, sel ast.SelectionSet
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet, deferLabelToView = graphql.NewFieldSet(nil), map[string]*graphql.FieldSetView{}
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -6506,6 +6515,9 @@ func (ec *executionContext) _EventDate(ctx context.Context, sel ast.SelectionSet
 			}
 
 			if field.IsDeferred() {
+				if deferredFieldSet == nil {
+					deferredFieldSet, deferLabelToView = graphql.NewFieldSet(nil), map[string]*graphql.FieldSetView{}
+				}
 				deferredFieldSet.AddField(field)
 				fieldIndex := len(deferredFieldSet.Values) - 1
 				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
@@ -6547,7 +6559,7 @@ func (ec *executionContext) _EventDate(ctx context.Context, sel ast.SelectionSet
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var eventEdgeImplementors = []string{"EventEdge"}
@@ -6556,8 +6568,8 @@ func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet
 	fields := graphql.CollectFields(ec.OperationContext, sel, eventEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -6592,7 +6604,7 @@ func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var eventPageImplementors = []string{"EventPage"}
@@ -6601,8 +6613,8 @@ func (ec *executionContext) _EventPage(ctx context.Context, sel ast.SelectionSet
 	fields := graphql.CollectFields(ec.OperationContext, sel, eventPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -6642,7 +6654,7 @@ func (ec *executionContext) _EventPage(ctx context.Context, sel ast.SelectionSet
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var moneyImplementors = []string{"Money"}
@@ -6651,8 +6663,8 @@ func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, ob
 	fields := graphql.CollectFields(ec.OperationContext, sel, moneyImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -6687,7 +6699,7 @@ func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, ob
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var mutationImplementors = []string{"Mutation"}
@@ -6699,8 +6711,8 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	})
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
 			Object: field.Name,
@@ -6737,7 +6749,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var orderImplementors = []string{"Order"}
@@ -6746,8 +6758,8 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -6812,7 +6824,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var pageNumbersImplementors = []string{"PageNumbers"}
@@ -6821,8 +6833,8 @@ func (ec *executionContext) _PageNumbers(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageNumbersImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -6877,7 +6889,7 @@ func (ec *executionContext) _PageNumbers(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var pricingSummaryImplementors = []string{"PricingSummary"}
@@ -6886,8 +6898,8 @@ func (ec *executionContext) _PricingSummary(ctx context.Context, sel ast.Selecti
 	fields := graphql.CollectFields(ec.OperationContext, sel, pricingSummaryImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -6927,7 +6939,7 @@ func (ec *executionContext) _PricingSummary(ctx context.Context, sel ast.Selecti
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var queryImplementors = []string{"Query"}
@@ -6939,8 +6951,8 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	})
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
 			Object: field.Name,
@@ -7116,7 +7128,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var subscriptionImplementors = []string{"Subscription"}
@@ -7147,8 +7159,8 @@ func (ec *executionContext) _Ticket(ctx context.Context, sel ast.SelectionSet, o
 	fields := graphql.CollectFields(ec.OperationContext, sel, ticketImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -7293,7 +7305,7 @@ func (ec *executionContext) _Ticket(ctx context.Context, sel ast.SelectionSet, o
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var ticketAvailabilityImplementors = []string{"TicketAvailability"}
@@ -7302,8 +7314,8 @@ func (ec *executionContext) _TicketAvailability(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, ticketAvailabilityImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -7338,7 +7350,7 @@ func (ec *executionContext) _TicketAvailability(ctx context.Context, sel ast.Sel
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var userErrorImplementors = []string{"UserError"}
@@ -7347,8 +7359,8 @@ func (ec *executionContext) _UserError(ctx context.Context, sel ast.SelectionSet
 	fields := graphql.CollectFields(ec.OperationContext, sel, userErrorImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -7388,7 +7400,7 @@ func (ec *executionContext) _UserError(ctx context.Context, sel ast.SelectionSet
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var venueImplementors = []string{"Venue"}
@@ -7397,8 +7409,8 @@ func (ec *executionContext) _Venue(ctx context.Context, sel ast.SelectionSet, ob
 	fields := graphql.CollectFields(ec.OperationContext, sel, venueImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -7468,7 +7480,7 @@ func (ec *executionContext) _Venue(ctx context.Context, sel ast.SelectionSet, ob
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var __DirectiveImplementors = []string{"__Directive"}
@@ -7477,8 +7489,8 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, __DirectiveImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -7528,7 +7540,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var __EnumValueImplementors = []string{"__EnumValue"}
@@ -7537,8 +7549,8 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, __EnumValueImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -7583,7 +7595,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var __FieldImplementors = []string{"__Field"}
@@ -7592,8 +7604,8 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -7648,7 +7660,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var __InputValueImplementors = []string{"__InputValue"}
@@ -7657,8 +7669,8 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -7713,7 +7725,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var __SchemaImplementors = []string{"__Schema"}
@@ -7722,8 +7734,8 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, __SchemaImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -7778,7 +7790,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 var __TypeImplementors = []string{"__Type"}
@@ -7787,8 +7799,8 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 	fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -7868,7 +7880,7 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 		})
 	}
 
-	return out
+	return objectFields{fields: fields, values: out.Values}
 }
 
 // endregion **************************** object.gotpl ****************************

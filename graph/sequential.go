@@ -2,6 +2,9 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"slices"
 
 	"github.com/99designs/gqlgen/graphql"
 )
@@ -42,4 +45,64 @@ func marshalOne(ctx context.Context, ret graphql.Array, i int, marshalElement fu
 	}()
 	ret[i] = marshalElement(ctx, i)
 	return true
+}
+
+// objectFields is an object's answer: its collected fields and their
+// values, written as one JSON object. gqlgen's FieldSet writes through an
+// iterator that copies each field to the heap and a map of the keys
+// written, for every object of a list; `make generate` rewrites each
+// object marshaller to return this instead (graph/sequential). Like
+// FieldSet, a response key written once is not written again.
+type objectFields struct {
+	fields []graphql.CollectedField
+	values []graphql.Marshaler
+}
+
+func (o objectFields) MarshalGQL(w io.Writer) {
+	_, _ = io.WriteString(w, "{")
+	var seen map[string]struct{} // only for objects with many fields
+	if len(o.fields) > 8 {
+		seen = make(map[string]struct{}, len(o.fields))
+	}
+	first := true
+	for i := range o.fields {
+		if o.values[i] == nil { // a deferred field, answered later if ever
+			continue
+		}
+		alias := o.fields[i].Alias
+		if seen != nil {
+			if _, dup := seen[alias]; dup {
+				continue
+			}
+			seen[alias] = struct{}{}
+		} else if slices.ContainsFunc(o.fields[:i], func(f graphql.CollectedField) bool { return f.Alias == alias }) {
+			continue
+		}
+		if !first {
+			_, _ = io.WriteString(w, ",")
+		}
+		first = false
+		writeKey(w, alias)
+		o.values[i].MarshalGQL(w)
+	}
+	_, _ = io.WriteString(w, "}")
+}
+
+// writeKey writes "alias": — a GraphQL name ([_A-Za-z][_0-9A-Za-z]*) needs
+// no escaping; anything else is quoted by encoding/json.
+func writeKey(w io.Writer, alias string) {
+	plain := alias != ""
+	for i := 0; i < len(alias) && plain; i++ {
+		c := alias[i]
+		plain = c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9'
+	}
+	if !plain {
+		b, _ := json.Marshal(alias)
+		_, _ = w.Write(b)
+		_, _ = io.WriteString(w, ":")
+		return
+	}
+	_, _ = io.WriteString(w, `"`)
+	_, _ = io.WriteString(w, alias)
+	_, _ = io.WriteString(w, `":`)
 }

@@ -124,6 +124,8 @@ func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	}
 
 	responses, ctx := exec.DispatchOperation(ctx, oc)
+	ctx, release := withResponseBuffer(ctx)
+	defer release() // after the answer is written
 	resp := responses(ctx)
 	if s := retryAfter(resp.Errors); s > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(s))

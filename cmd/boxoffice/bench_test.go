@@ -69,14 +69,25 @@ func BenchmarkNestedGraphQL(b *testing.B) {
 	}
 }
 
-// TestDefaultMemoryLimit: serve sets a soft memory limit unless GOMEMLIMIT
-// chose one.
+// TestDefaultMemoryLimit: serve sets a soft memory limit and GOGC unless
+// GOMEMLIMIT and GOGC chose them.
 func TestDefaultMemoryLimit(t *testing.T) {
 	old := debug.SetMemoryLimit(-1)
 	defer debug.SetMemoryLimit(old)
+	oldGC := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(oldGC)
 	t.Setenv("GOMEMLIMIT", "")
-	require.Equal(t, int64(DefaultMemoryLimit), defaultMemoryLimit())
+	t.Setenv("GOGC", "")
+	limit, gogc := defaultMemoryLimit()
+	require.Equal(t, int64(DefaultMemoryLimit), limit)
+	require.Equal(t, DefaultGCPercent, gogc)
+	require.Equal(t, DefaultGCPercent, debug.SetGCPercent(DefaultGCPercent))
 	debug.SetMemoryLimit(300 << 20) // as the runtime would from GOMEMLIMIT=300MiB
+	debug.SetGCPercent(50)          // and from GOGC=50
 	t.Setenv("GOMEMLIMIT", "300MiB")
-	require.Equal(t, int64(300<<20), defaultMemoryLimit())
+	t.Setenv("GOGC", "50")
+	limit, gogc = defaultMemoryLimit()
+	require.Equal(t, int64(300<<20), limit)
+	require.Equal(t, 50, gogc, "GOGC set by the operator is kept")
+	require.Equal(t, 50, debug.SetGCPercent(50))
 }

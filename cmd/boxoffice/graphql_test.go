@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode"
@@ -133,6 +135,47 @@ func TestGraphQL(t *testing.T) {
 				require.NotContains(t, ext, "status")
 			})
 		}
+		// Answers are written into pooled buffers and objects by
+		// graph.objectFields: concurrent queries each get their own answer,
+		// whole, and a field asked twice (or through a fragment) once.
+		t.Run("ConcurrentAnswers", func(t *testing.T) {
+			res := tb.graphql(t, tb.testKey, `{ events(perPage: 4) { nodes { dates { id } } } }`, nil)
+			require.Nil(t, res.Body["errors"], "%s", res.Raw)
+			var ids []int64
+			for _, e := range res.Body["data"].(map[string]any)["events"].(map[string]any)["nodes"].([]any) {
+				for _, d := range e.(map[string]any)["dates"].([]any) {
+					ids = append(ids, int64(d.(map[string]any)["id"].(float64)))
+				}
+			}
+			require.GreaterOrEqual(t, len(ids), 3)
+			want := map[int64]string{}
+			for _, id := range ids {
+				res := tb.graphql(t, tb.testKey, `query($id: Int!) { eventDate(id: $id) { id id ... on EventDate { id venueName } tickets { id name } } }`, map[string]any{"id": id})
+				require.Nil(t, res.Body["errors"], "%s", res.Raw)
+				d := res.Body["data"].(map[string]any)["eventDate"].(map[string]any)
+				require.Equal(t, float64(id), d["id"])
+				require.Contains(t, string(res.Raw), `{"eventDate":{"id":`+strconv.FormatInt(id, 10)+`,"venueName":`, "a response key is written once")
+				want[id] = string(res.Raw)
+			}
+			var wg sync.WaitGroup
+			errs := make(chan string, 64)
+			for w := range 8 {
+				wg.Go(func() {
+					for i := range 8 {
+						id := ids[(w+i)%len(ids)]
+						res := tb.graphql(t, tb.testKey, `query($id: Int!) { eventDate(id: $id) { id id ... on EventDate { id venueName } tickets { id name } } }`, map[string]any{"id": id})
+						if string(res.Raw) != want[id] {
+							errs <- fmt.Sprintf("date %d: got %s, want %s", id, res.Raw, want[id])
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for e := range errs {
+				t.Error(e)
+			}
+		})
 		t.Run("Introspection", func(t *testing.T) {
 			res := tb.graphql(t, tb.testKey, `{ __schema { queryType { name } } }`, nil)
 			require.Nil(t, res.Body["errors"], "%s", res.Raw)

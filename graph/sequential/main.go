@@ -3,7 +3,9 @@
 // by graph.marshalSlice instead of graphql.MarshalSliceConcurrently, and
 // the resolver fields of object types run inline instead of through
 // FieldSet.Concurrently; scalar struct fields are marshalled without a
-// field context of their own. `make generate` runs it after gqlgen; it fails
+// field context of their own, objects are written without
+// FieldSet's per-field allocations, and a query's answer is written into a
+// buffer the transport lends. `make generate` runs it after gqlgen; it fails
 // when gqlgen's output no longer has the shapes it rewrites, so a gqlgen
 // upgrade cannot silently bring the goroutines back.
 //
@@ -30,7 +32,17 @@ var (
 	deferGroup = regexp.MustCompile(`(?m)^\tec\.ProcessDeferredGroup\(graphql\.DeferredGroup\{\n((?:\t\t.*\n)+?)\t\}\)\n`)
 	// A scalar field's context carries an error made anew for every field
 	// resolved; one per message is enough.
-	noChildren = regexp.MustCompile(`errors\.New\("(field of type [A-Za-z0-9_]+ does not have child fields)"\)`)
+	// A query's answer goes into the buffer the HTTP transport lends
+	// (graph.responseBuffer) rather than into a new one grown by doubling.
+	// An object marshaller's answer: written by graph.objectFields, which
+	// allocates nothing per field, rather than by FieldSet.MarshalGQL.
+	objectReturn = regexp.MustCompile(`(?m)^\treturn out\n\}$`)
+	// Every object makes a FieldSet and a map for its @defer fragments;
+	// made by the first deferred field instead, which is almost never.
+	deferDecl   = regexp.MustCompile(`(?m)^\tdeferredFieldSet := graphql\.NewFieldSet\(nil\)\n\tdeferLabelToView := make\(map\[string\]\*graphql\.FieldSetView\)$`)
+	deferField  = regexp.MustCompile(`(?m)^(\t+)if field\.IsDeferred\(\) \{$`)
+	queryBuffer = regexp.MustCompile(`(?m)^(\t+)var buf bytes\.Buffer\n(\t+)data\.MarshalGQL\(&buf\)\n(\t+)response\.Data = buf\.Bytes\(\)$`)
+	noChildren  = regexp.MustCompile(`errors\.New\("(field of type [A-Za-z0-9_]+ does not have child fields)"\)`)
 	// A scalar field read straight from its object's struct field: gqlgen
 	// makes a field context (and a context holding it) for each, runs the
 	// resolver middleware and a deferred recover, all to return obj.X.
@@ -69,6 +81,24 @@ func main() {
 		os.Exit(1)
 	}
 	defers := len(deferGroup.FindAll(src, -1))
+	if n := len(queryBuffer.FindAll(src, -1)); n != 1 {
+		fmt.Fprintf(os.Stderr, "sequential: %s has %d query answer buffers, want 1; gqlgen's output changed shape\n", path, n)
+		os.Exit(1)
+	}
+	src = queryBuffer.ReplaceAll(src, []byte("${1}buf := responseBuffer(ctx)\n${2}data.MarshalGQL(buf)\n${3}response.Data = buf.Bytes()"))
+	lazyDefers := len(deferDecl.FindAll(src, -1))
+	if lazyDefers != bytes.Count(src, []byte("deferredFieldSet := ")) {
+		fmt.Fprintf(os.Stderr, "sequential: %s declares its deferred field sets in a new way; gqlgen's output changed shape\n", path)
+		os.Exit(1)
+	}
+	src = deferDecl.ReplaceAll(src, []byte("\tvar deferredFieldSet *graphql.FieldSet // made by the first deferred field\n\tvar deferLabelToView map[string]*graphql.FieldSetView"))
+	src = deferField.ReplaceAll(src, []byte("${1}if field.IsDeferred() {\n${1}\tif deferredFieldSet == nil {\n${1}\t\tdeferredFieldSet, deferLabelToView = graphql.NewFieldSet(nil), map[string]*graphql.FieldSetView{}\n${1}\t}"))
+	objects := len(objectReturn.FindAll(src, -1))
+	if objects != bytes.Count(src, []byte("\tout := graphql.NewFieldSet(fields)\n")) {
+		fmt.Fprintf(os.Stderr, "sequential: %s has %d object field sets but %d returns of one; gqlgen's output changed shape\n", path, bytes.Count(src, []byte("\tout := graphql.NewFieldSet(fields)\n")), objects)
+		os.Exit(1)
+	}
+	src = objectReturn.ReplaceAll(src, []byte("\treturn objectFields{fields: fields, values: out.Values}\n}"))
 	direct := len(directField.FindAll(src, -1))
 	if direct == 0 {
 		fmt.Fprintf(os.Stderr, "sequential: %s has no scalar struct fields to marshal directly; gqlgen's output changed shape\n", path)
@@ -102,5 +132,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Printf("sequential: %d list marshallers and %d resolver fields run in the operation's goroutine; %d objects compute their @defer path only when deferring; %d scalar struct fields marshalled without a field context; %d scalar-field errors made once\n", slices, fields, defers, direct, len(msgs))
+	fmt.Printf("sequential: %d list marshallers and %d resolver fields run in the operation's goroutine; %d objects compute their @defer path only when deferring; %d scalar struct fields marshalled without a field context; %d objects written by objectFields; %d scalar-field errors made once\n", slices, fields, defers, direct, objects, len(msgs))
 }
