@@ -60,7 +60,8 @@ func NewHandler(root ResolverRoot, log *slog.Logger, limits DocumentLimits, live
 		log.ErrorContext(ctx, "panic in GraphQL resolver", "panic", p, "stack", string(debug.Stack()))
 		return apperr.New(apperr.Internal, "Internal error.")
 	})
-	slots := max(4, 2*runtime.GOMAXPROCS(0))
+	// Four operations a core (eight at least), half of them for one app.
+	slots := max(8, 4*runtime.GOMAXPROCS(0))
 	operations := readBody(bodyTimeout, admit(slots, slots/2, srv))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if IsWebSocket(r) {
