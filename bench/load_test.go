@@ -27,3 +27,24 @@ func TestErrorsScan(t *testing.T) {
 		}
 	}
 }
+
+// TestPeersSection: make bench-peers writes its section into results.md,
+// replacing the previous one, and make bench keeps it when it rewrites the
+// file.
+func TestPeersSection(t *testing.T) {
+	sec := func(s string) string { return peersBegin + "\n" + s + "\n" + peersEnd + "\n" }
+	report := "# Boxoffice benchmark results\n\nfigures\n"
+	eq := func(want, got, why string) {
+		t.Helper()
+		if got != want {
+			t.Errorf("%s:\ngot  %q\nwant %q", why, got, want)
+		}
+	}
+	eq(report, withPeersSection(report, "", ""), "nothing to keep")
+	first := withPeersSection(report, report, sec("ratios 1"))
+	eq(report+"\n"+sec("ratios 1"), first, "added")
+	second := withPeersSection(first, first, sec("ratios 2"))
+	eq(report+"\n"+sec("ratios 2"), second, "replaced, not added")
+	rerun := withPeersSection("# Boxoffice benchmark results\n\nnew figures\n", second, "")
+	eq("# Boxoffice benchmark results\n\nnew figures\n\n"+sec("ratios 2"), rerun, "make bench keeps it")
+}

@@ -574,6 +574,12 @@ func peersMain(ctx context.Context) (err error) {
 		return err
 	}
 	step("wrote %s", out)
+	results := filepath.Join(cfg.dir, "results.md")
+	old, _ := os.ReadFile(results)
+	if err := os.WriteFile(results, []byte(withPeersSection(string(old), string(old), res.peersSection())), 0o644); err != nil {
+		return err
+	}
+	step("wrote the ratios into %s", results)
 	return nil
 }
 

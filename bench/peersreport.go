@@ -96,19 +96,7 @@ func (r *peersResult) markdown() string {
 		"compiler) fall outside them.\n")
 
 	b.WriteString("\n## Ratios\n\n")
-	b.WriteString("| query | query text | Boxoffice req/s ÷ PostGraphile req/s | server CPU/req: Boxoffice | PostGraphile | " +
-		"server + PostgreSQL CPU/req: Boxoffice | PostGraphile |\n|---|---|---:|---:|---:|---:|---:|\n")
-	for _, q := range r.queries {
-		for _, newText := range []bool{false, true} {
-			bx, ok1 := r.row(q.label, "Boxoffice", newText)
-			pg, ok2 := r.row(q.label, "PostGraphile", newText)
-			if !ok1 || !ok2 || pg.rps == 0 {
-				continue
-			}
-			fmt.Fprintf(&b, "| %s | %s | %.2f | %s | %s | %s | %s |\n", q.label, textCell(newText), bx.rps/pg.rps,
-				ms(bx.serverCPU), ms(pg.serverCPU), ms(bx.serverCPU+bx.pgCPU), ms(pg.serverCPU+pg.pgCPU))
-		}
-	}
+	b.WriteString(r.ratios())
 	stopped := func(err error) string {
 		if err != nil {
 			return err.Error()
@@ -176,3 +164,55 @@ const peersDifferences = `## What differs between the two servers
   that and is not done here). Both share the 2 cores with PostgreSQL and the load generator.
 - **Connection pools.** 8 connections each, so that neither gets more of PostgreSQL.
 `
+
+// ratios is the table of Boxoffice's figures over PostGraphile's, per
+// query and query text; `make bench-peers` also writes it into
+// bench/results.md (peersSection).
+func (r *peersResult) ratios() string {
+	var b strings.Builder
+	b.WriteString("| query | query text | Boxoffice req/s ÷ PostGraphile req/s | server CPU/req: Boxoffice | PostGraphile | " +
+		"server + PostgreSQL CPU/req: Boxoffice | PostGraphile |\n|---|---|---:|---:|---:|---:|---:|\n")
+	for _, q := range r.queries {
+		for _, newText := range []bool{false, true} {
+			bx, ok1 := r.row(q.label, "Boxoffice", newText)
+			pg, ok2 := r.row(q.label, "PostGraphile", newText)
+			if !ok1 || !ok2 || pg.rps == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %s | %.2f | %s | %s | %s | %s |\n", q.label, textCell(newText), bx.rps/pg.rps,
+				ms(bx.serverCPU), ms(pg.serverCPU), ms(bx.serverCPU+bx.pgCPU), ms(pg.serverCPU+pg.pgCPU))
+		}
+	}
+	return b.String()
+}
+
+// Markers of the section of bench/results.md that `make bench-peers`
+// writes and `make bench` keeps.
+const (
+	peersBegin = "<!-- make bench-peers: begin -->"
+	peersEnd   = "<!-- make bench-peers: end -->"
+)
+
+// peersSection is what `make bench-peers` writes into bench/results.md.
+func (r *peersResult) peersSection() string {
+	return peersBegin + "\n## Against PostGraphile 5 (`make bench-peers`, " + r.started.UTC().Format(time.RFC3339) +
+		")\n\nThe same GraphQL queries, data and load against Boxoffice and PostGraphile 5 in one run; " +
+		"[peers-results.md](peers-results.md) has every figure and how they were made.\n\n" + r.ratios() + peersEnd + "\n"
+}
+
+// withPeersSection returns report with the section between the markers of
+// old (the previous bench/results.md) carried over, or replaced by section
+// when it is not empty.
+func withPeersSection(report, old, section string) string {
+	if section == "" {
+		i, j := strings.Index(old, peersBegin), strings.Index(old, peersEnd)
+		if i < 0 || j < i {
+			return report
+		}
+		section = old[i:j+len(peersEnd)] + "\n"
+	}
+	if i, j := strings.Index(report, peersBegin), strings.Index(report, peersEnd); i >= 0 && j > i {
+		return report[:i] + section + strings.TrimPrefix(report[j+len(peersEnd):], "\n")
+	}
+	return strings.TrimRight(report, "\n") + "\n\n" + section
+}
