@@ -2701,14 +2701,14 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // region    **************************** field.gotpl *****************************
 
 func (ec *executionContext) _CheckoutSession_orderReference(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.OrderReference)
+	return (*stringValue)(&obj.OrderReference)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_orderReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _CheckoutSession_checkoutUrl(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.CheckoutURL)
+	return optString(obj.CheckoutURL)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_checkoutUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
@@ -2784,14 +2784,14 @@ func (ec *executionContext) fieldContext_CheckoutSession_environment(_ context.C
 }
 
 func (ec *executionContext) _CheckoutSession_requiresPayment(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.RequiresPayment)
+	return (*boolValue)(&obj.RequiresPayment)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_requiresPayment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _CheckoutSession_totalAmount(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.TotalAmount)
+	return optString(obj.TotalAmount)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
@@ -2830,7 +2830,7 @@ func (ec *executionContext) fieldContext_CheckoutSession_totalMoney(_ context.Co
 }
 
 func (ec *executionContext) _CheckoutSession_paymentReference(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.PaymentReference)
+	return optString(obj.PaymentReference)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_paymentReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
@@ -2869,7 +2869,7 @@ func (ec *executionContext) fieldContext_CreateCheckoutSessionPayload_checkoutSe
 }
 
 func (ec *executionContext) _CreateCheckoutSessionPayload_replayed(ctx context.Context, field graphql.CollectedField, obj *model.CreateCheckoutSessionPayload) (ret graphql.Marshaler) {
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.Replayed)
+	return (*boolValue)(&obj.Replayed)
 }
 func (ec *executionContext) fieldContext_CreateCheckoutSessionPayload_replayed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CreateCheckoutSessionPayload", field, false, false, errNoChildren4)
@@ -2908,35 +2908,35 @@ func (ec *executionContext) fieldContext_CreateCheckoutSessionPayload_userErrors
 }
 
 func (ec *executionContext) _CursorPageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.CursorPageInfo) (ret graphql.Marshaler) {
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.HasNextPage)
+	return (*boolValue)(&obj.HasNextPage)
 }
 func (ec *executionContext) fieldContext_CursorPageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _CursorPageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.CursorPageInfo) (ret graphql.Marshaler) {
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.HasPreviousPage)
+	return (*boolValue)(&obj.HasPreviousPage)
 }
 func (ec *executionContext) fieldContext_CursorPageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _CursorPageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.CursorPageInfo) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.StartCursor)
+	return optString(obj.StartCursor)
 }
 func (ec *executionContext) fieldContext_CursorPageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _CursorPageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.CursorPageInfo) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.EndCursor)
+	return optString(obj.EndCursor)
 }
 func (ec *executionContext) fieldContext_CursorPageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _DateAvailability_eventDateId(ctx context.Context, field graphql.CollectedField, obj *model.DateAvailability) (ret graphql.Marshaler) {
-	return ec.marshalNInt2int(ctx, field.Selections, obj.EventDateID)
+	return (*intValue)(&obj.EventDateID)
 }
 func (ec *executionContext) fieldContext_DateAvailability_eventDateId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DateAvailability", field, false, false, errNoChildren5)
@@ -2975,91 +2975,91 @@ func (ec *executionContext) fieldContext_DateAvailability_tickets(_ context.Cont
 }
 
 func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return ec.marshalNInt2int(ctx, field.Selections, obj.ID)
+	return (*intValue)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Event_reference(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Reference)
+	return (*stringValue)(&obj.Reference)
 }
 func (ec *executionContext) fieldContext_Event_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_name(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
+	return (*stringValue)(&obj.Name)
 }
 func (ec *executionContext) fieldContext_Event_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_slug(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Slug)
+	return (*stringValue)(&obj.Slug)
 }
 func (ec *executionContext) fieldContext_Event_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_description(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Description)
+	return optString(obj.Description)
 }
 func (ec *executionContext) fieldContext_Event_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_imageUrl(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ImageURL)
+	return optString(obj.ImageURL)
 }
 func (ec *executionContext) fieldContext_Event_imageUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_activeDatesCount(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return ec.marshalNInt2int(ctx, field.Selections, obj.ActiveDatesCount)
+	return (*intValue)(&obj.ActiveDatesCount)
 }
 func (ec *executionContext) fieldContext_Event_activeDatesCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Event_hasMultipleDates(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.HasMultipleDates)
+	return (*boolValue)(&obj.HasMultipleDates)
 }
 func (ec *executionContext) fieldContext_Event_hasMultipleDates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Event_ussdCode(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.USSDCode)
+	return optString(obj.USSDCode)
 }
 func (ec *executionContext) fieldContext_Event_ussdCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_ussdFullCode(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.USSDFullCode)
+	return optString(obj.USSDFullCode)
 }
 func (ec *executionContext) fieldContext_Event_ussdFullCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_hasUssd(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.HasUSSD)
+	return (*boolValue)(&obj.HasUSSD)
 }
 func (ec *executionContext) fieldContext_Event_hasUssd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Event_nextStartdate(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.NextStartdate)
+	return optString(obj.NextStartdate)
 }
 func (ec *executionContext) fieldContext_Event_nextStartdate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_lastEnddate(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.LastEnddate)
+	return optString(obj.LastEnddate)
 }
 func (ec *executionContext) fieldContext_Event_lastEnddate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
@@ -3112,21 +3112,21 @@ func (ec *executionContext) fieldContext_Event_lastEnddateIso(_ context.Context,
 }
 
 func (ec *executionContext) _Event_nextStartdateDisplay(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.NextStartdateDisplay)
+	return optString(obj.NextStartdateDisplay)
 }
 func (ec *executionContext) fieldContext_Event_nextStartdateDisplay(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_lastEnddateDisplay(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.LastEnddateDisplay)
+	return optString(obj.LastEnddateDisplay)
 }
 func (ec *executionContext) fieldContext_Event_lastEnddateDisplay(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Event_timezone(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Timezone)
+	return (*stringValue)(&obj.Timezone)
 }
 func (ec *executionContext) fieldContext_Event_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
@@ -3319,42 +3319,42 @@ func (ec *executionContext) fieldContext_EventConnection_pageInfo(_ context.Cont
 }
 
 func (ec *executionContext) _EventConnection_timezone(ctx context.Context, field graphql.CollectedField, obj *model.EventConnection) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Timezone)
+	return (*stringValue)(&obj.Timezone)
 }
 func (ec *executionContext) fieldContext_EventConnection_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventConnection", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_id(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
-	return ec.marshalNInt2int(ctx, field.Selections, obj.ID)
+	return (*intValue)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_EventDate_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _EventDate_reference(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Reference)
+	return (*stringValue)(&obj.Reference)
 }
 func (ec *executionContext) fieldContext_EventDate_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_eventId(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
-	return ec.marshalNInt2int(ctx, field.Selections, obj.EventID)
+	return (*intValue)(&obj.EventID)
 }
 func (ec *executionContext) fieldContext_EventDate_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _EventDate_startdate(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Startdate)
+	return (*stringValue)(&obj.Startdate)
 }
 func (ec *executionContext) fieldContext_EventDate_startdate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_enddate(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Enddate)
+	return (*stringValue)(&obj.Enddate)
 }
 func (ec *executionContext) fieldContext_EventDate_enddate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
@@ -3407,63 +3407,63 @@ func (ec *executionContext) fieldContext_EventDate_enddateIso(_ context.Context,
 }
 
 func (ec *executionContext) _EventDate_startdateDisplay(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.StartdateDisplay)
+	return optString(obj.StartdateDisplay)
 }
 func (ec *executionContext) fieldContext_EventDate_startdateDisplay(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_enddateDisplay(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.EnddateDisplay)
+	return optString(obj.EnddateDisplay)
 }
 func (ec *executionContext) fieldContext_EventDate_enddateDisplay(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_online(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.Online)
+	return (*boolValue)(&obj.Online)
 }
 func (ec *executionContext) fieldContext_EventDate_online(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _EventDate_venueId(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
-	return ec.marshalOInt2ᚖint(ctx, field.Selections, obj.VenueID)
+	return optInt(obj.VenueID)
 }
 func (ec *executionContext) fieldContext_EventDate_venueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _EventDate_venueName(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.VenueName)
+	return optString(obj.VenueName)
 }
 func (ec *executionContext) fieldContext_EventDate_venueName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_venueSlug(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.VenueSlug)
+	return optString(obj.VenueSlug)
 }
 func (ec *executionContext) fieldContext_EventDate_venueSlug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_venueStreet(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.VenueStreet)
+	return optString(obj.VenueStreet)
 }
 func (ec *executionContext) fieldContext_EventDate_venueStreet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_venueCity(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.VenueCity)
+	return optString(obj.VenueCity)
 }
 func (ec *executionContext) fieldContext_EventDate_venueCity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _EventDate_venueState(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.VenueState)
+	return optString(obj.VenueState)
 }
 func (ec *executionContext) fieldContext_EventDate_venueState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
@@ -3484,7 +3484,7 @@ func (ec *executionContext) fieldContext_EventDate_venueLng(_ context.Context, f
 }
 
 func (ec *executionContext) _EventDate_timezone(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Timezone)
+	return (*stringValue)(&obj.Timezone)
 }
 func (ec *executionContext) fieldContext_EventDate_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
@@ -3555,7 +3555,7 @@ func (ec *executionContext) fieldContext_EventDate_tickets(_ context.Context, fi
 }
 
 func (ec *executionContext) _EventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.EventEdge) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Cursor)
+	return (*stringValue)(&obj.Cursor)
 }
 func (ec *executionContext) fieldContext_EventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventEdge", field, false, false, errNoChildren0)
@@ -3658,21 +3658,21 @@ func (ec *executionContext) fieldContext_EventPage_pageInfo(_ context.Context, f
 }
 
 func (ec *executionContext) _EventPage_timezone(ctx context.Context, field graphql.CollectedField, obj *model.EventPage) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Timezone)
+	return (*stringValue)(&obj.Timezone)
 }
 func (ec *executionContext) fieldContext_EventPage_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventPage", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Money_amount(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Amount)
+	return (*stringValue)(&obj.Amount)
 }
 func (ec *executionContext) fieldContext_Money_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Money", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Money_currency(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Currency)
+	return (*stringValue)(&obj.Currency)
 }
 func (ec *executionContext) fieldContext_Money_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Money", field, false, false, errNoChildren0)
@@ -3723,7 +3723,7 @@ func (ec *executionContext) fieldContext_Mutation_createCheckoutSession(ctx cont
 }
 
 func (ec *executionContext) _Order_reference(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Reference)
+	return (*stringValue)(&obj.Reference)
 }
 func (ec *executionContext) fieldContext_Order_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
@@ -3753,14 +3753,14 @@ func (ec *executionContext) fieldContext_Order_status(_ context.Context, field g
 }
 
 func (ec *executionContext) _Order_statusCode(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
-	return ec.marshalNInt2int(ctx, field.Selections, obj.StatusCode)
+	return (*intValue)(&obj.StatusCode)
 }
 func (ec *executionContext) fieldContext_Order_statusCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Order_currency(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Currency)
+	return optString(obj.Currency)
 }
 func (ec *executionContext) fieldContext_Order_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
@@ -3813,7 +3813,7 @@ func (ec *executionContext) fieldContext_Order_updatedAt(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Order_paymentReference(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.PaymentReference)
+	return optString(obj.PaymentReference)
 }
 func (ec *executionContext) fieldContext_Order_paymentReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
@@ -3843,63 +3843,63 @@ func (ec *executionContext) fieldContext_Order_environment(_ context.Context, fi
 }
 
 func (ec *executionContext) _PageNumbers_page(ctx context.Context, field graphql.CollectedField, obj *model.PageNumbers) (ret graphql.Marshaler) {
-	return ec.marshalNInt2int(ctx, field.Selections, obj.Page)
+	return (*intValue)(&obj.Page)
 }
 func (ec *executionContext) fieldContext_PageNumbers_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _PageNumbers_perPage(ctx context.Context, field graphql.CollectedField, obj *model.PageNumbers) (ret graphql.Marshaler) {
-	return ec.marshalNInt2int(ctx, field.Selections, obj.PerPage)
+	return (*intValue)(&obj.PerPage)
 }
 func (ec *executionContext) fieldContext_PageNumbers_perPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _PageNumbers_total(ctx context.Context, field graphql.CollectedField, obj *model.PageNumbers) (ret graphql.Marshaler) {
-	return ec.marshalNInt2int(ctx, field.Selections, obj.Total)
+	return (*intValue)(&obj.Total)
 }
 func (ec *executionContext) fieldContext_PageNumbers_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _PageNumbers_totalPages(ctx context.Context, field graphql.CollectedField, obj *model.PageNumbers) (ret graphql.Marshaler) {
-	return ec.marshalNInt2int(ctx, field.Selections, obj.TotalPages)
+	return (*intValue)(&obj.TotalPages)
 }
 func (ec *executionContext) fieldContext_PageNumbers_totalPages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _PageNumbers_hasNext(ctx context.Context, field graphql.CollectedField, obj *model.PageNumbers) (ret graphql.Marshaler) {
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.HasNext)
+	return (*boolValue)(&obj.HasNext)
 }
 func (ec *executionContext) fieldContext_PageNumbers_hasNext(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _PageNumbers_hasPrev(ctx context.Context, field graphql.CollectedField, obj *model.PageNumbers) (ret graphql.Marshaler) {
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.HasPrev)
+	return (*boolValue)(&obj.HasPrev)
 }
 func (ec *executionContext) fieldContext_PageNumbers_hasPrev(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _PricingSummary_hasFreeTickets(ctx context.Context, field graphql.CollectedField, obj *model.PricingSummary) (ret graphql.Marshaler) {
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.HasFreeTickets)
+	return (*boolValue)(&obj.HasFreeTickets)
 }
 func (ec *executionContext) fieldContext_PricingSummary_hasFreeTickets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _PricingSummary_hasPaidTickets(ctx context.Context, field graphql.CollectedField, obj *model.PricingSummary) (ret graphql.Marshaler) {
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.HasPaidTickets)
+	return (*boolValue)(&obj.HasPaidTickets)
 }
 func (ec *executionContext) fieldContext_PricingSummary_hasPaidTickets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _PricingSummary_isEntirelyFree(ctx context.Context, field graphql.CollectedField, obj *model.PricingSummary) (ret graphql.Marshaler) {
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsEntirelyFree)
+	return (*boolValue)(&obj.IsEntirelyFree)
 }
 func (ec *executionContext) fieldContext_PricingSummary_isEntirelyFree(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errNoChildren4)
@@ -4334,49 +4334,49 @@ func (ec *executionContext) fieldContext_Subscription_availabilityChanged(ctx co
 }
 
 func (ec *executionContext) _Ticket_id(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return ec.marshalNInt2int(ctx, field.Selections, obj.ID)
+	return (*intValue)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Ticket_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Ticket_reference(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Reference)
+	return (*stringValue)(&obj.Reference)
 }
 func (ec *executionContext) fieldContext_Ticket_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Ticket_eventdateId(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return ec.marshalNInt2int(ctx, field.Selections, obj.EventdateID)
+	return (*intValue)(&obj.EventdateID)
 }
 func (ec *executionContext) fieldContext_Ticket_eventdateId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Ticket_name(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
+	return (*stringValue)(&obj.Name)
 }
 func (ec *executionContext) fieldContext_Ticket_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Ticket_description(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Description)
+	return optString(obj.Description)
 }
 func (ec *executionContext) fieldContext_Ticket_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Ticket_free(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.Free)
+	return (*boolValue)(&obj.Free)
 }
 func (ec *executionContext) fieldContext_Ticket_free(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Ticket_price(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Price)
+	return optString(obj.Price)
 }
 func (ec *executionContext) fieldContext_Ticket_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
@@ -4415,7 +4415,7 @@ func (ec *executionContext) fieldContext_Ticket_priceMoney(_ context.Context, fi
 }
 
 func (ec *executionContext) _Ticket_promotionalprice(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Promotionalprice)
+	return optString(obj.Promotionalprice)
 }
 func (ec *executionContext) fieldContext_Ticket_promotionalprice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
@@ -4454,35 +4454,35 @@ func (ec *executionContext) fieldContext_Ticket_promotionalPriceMoney(_ context.
 }
 
 func (ec *executionContext) _Ticket_quantity(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return ec.marshalOInt2ᚖint(ctx, field.Selections, obj.Quantity)
+	return optInt(obj.Quantity)
 }
 func (ec *executionContext) fieldContext_Ticket_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Ticket_quantityAvailable(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return ec.marshalNInt2int(ctx, field.Selections, obj.QuantityAvailable)
+	return (*intValue)(&obj.QuantityAvailable)
 }
 func (ec *executionContext) fieldContext_Ticket_quantityAvailable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Ticket_ticketsperattendee(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return ec.marshalOInt2ᚖint(ctx, field.Selections, obj.Ticketsperattendee)
+	return optInt(obj.Ticketsperattendee)
 }
 func (ec *executionContext) fieldContext_Ticket_ticketsperattendee(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Ticket_salesstartdate(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Salesstartdate)
+	return optString(obj.Salesstartdate)
 }
 func (ec *executionContext) fieldContext_Ticket_salesstartdate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Ticket_salesenddate(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Salesenddate)
+	return optString(obj.Salesenddate)
 }
 func (ec *executionContext) fieldContext_Ticket_salesenddate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
@@ -4535,28 +4535,28 @@ func (ec *executionContext) fieldContext_Ticket_salesenddateIso(_ context.Contex
 }
 
 func (ec *executionContext) _Ticket_currency(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Currency)
+	return (*stringValue)(&obj.Currency)
 }
 func (ec *executionContext) fieldContext_Ticket_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Ticket_currencySymbol(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.CurrencySymbol)
+	return (*stringValue)(&obj.CurrencySymbol)
 }
 func (ec *executionContext) fieldContext_Ticket_currencySymbol(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Ticket_isFree(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsFree)
+	return (*boolValue)(&obj.IsFree)
 }
 func (ec *executionContext) fieldContext_Ticket_isFree(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Ticket_effectivePrice(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.EffectivePrice)
+	return (*stringValue)(&obj.EffectivePrice)
 }
 func (ec *executionContext) fieldContext_Ticket_effectivePrice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
@@ -4595,35 +4595,35 @@ func (ec *executionContext) fieldContext_Ticket_effectivePriceMoney(_ context.Co
 }
 
 func (ec *executionContext) _Ticket_requiresPayment(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.RequiresPayment)
+	return (*boolValue)(&obj.RequiresPayment)
 }
 func (ec *executionContext) fieldContext_Ticket_requiresPayment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Ticket_timezone(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Timezone)
+	return (*stringValue)(&obj.Timezone)
 }
 func (ec *executionContext) fieldContext_Ticket_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _TicketAvailability_ticketId(ctx context.Context, field graphql.CollectedField, obj *model.TicketAvailability) (ret graphql.Marshaler) {
-	return ec.marshalNInt2int(ctx, field.Selections, obj.TicketID)
+	return (*intValue)(&obj.TicketID)
 }
 func (ec *executionContext) fieldContext_TicketAvailability_ticketId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TicketAvailability", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _TicketAvailability_quantityAvailable(ctx context.Context, field graphql.CollectedField, obj *model.TicketAvailability) (ret graphql.Marshaler) {
-	return ec.marshalNInt2int(ctx, field.Selections, obj.QuantityAvailable)
+	return (*intValue)(&obj.QuantityAvailable)
 }
 func (ec *executionContext) fieldContext_TicketAvailability_quantityAvailable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TicketAvailability", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _UserError_code(ctx context.Context, field graphql.CollectedField, obj *model.UserError) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Code)
+	return (*stringValue)(&obj.Code)
 }
 func (ec *executionContext) fieldContext_UserError_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserError", field, false, false, errNoChildren0)
@@ -4653,56 +4653,56 @@ func (ec *executionContext) fieldContext_UserError_field(_ context.Context, fiel
 }
 
 func (ec *executionContext) _UserError_message(ctx context.Context, field graphql.CollectedField, obj *model.UserError) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Message)
+	return (*stringValue)(&obj.Message)
 }
 func (ec *executionContext) fieldContext_UserError_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserError", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Venue_id(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
-	return ec.marshalNInt2int(ctx, field.Selections, obj.ID)
+	return (*intValue)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Venue_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Venue_reference(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Reference)
+	return (*stringValue)(&obj.Reference)
 }
 func (ec *executionContext) fieldContext_Venue_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Venue_name(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
+	return (*stringValue)(&obj.Name)
 }
 func (ec *executionContext) fieldContext_Venue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Venue_slug(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Slug)
+	return (*stringValue)(&obj.Slug)
 }
 func (ec *executionContext) fieldContext_Venue_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Venue_street(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Street)
+	return optString(obj.Street)
 }
 func (ec *executionContext) fieldContext_Venue_street(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Venue_city(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.City)
+	return optString(obj.City)
 }
 func (ec *executionContext) fieldContext_Venue_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _Venue_state(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.State)
+	return optString(obj.State)
 }
 func (ec *executionContext) fieldContext_Venue_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren0)
@@ -4723,7 +4723,7 @@ func (ec *executionContext) fieldContext_Venue_lng(_ context.Context, field grap
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
+	return (*stringValue)(&obj.Name)
 }
 func (ec *executionContext) fieldContext___Directive_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren0)
@@ -4753,7 +4753,7 @@ func (ec *executionContext) fieldContext___Directive_description(_ context.Conte
 }
 
 func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	return ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsRepeatable)
+	return (*boolValue)(&obj.IsRepeatable)
 }
 func (ec *executionContext) fieldContext___Directive_isRepeatable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren4)
@@ -4826,7 +4826,7 @@ func (ec *executionContext) fieldContext___Directive_args(ctx context.Context, f
 }
 
 func (ec *executionContext) ___EnumValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
+	return (*stringValue)(&obj.Name)
 }
 func (ec *executionContext) fieldContext___EnumValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__EnumValue", field, false, false, errNoChildren0)
@@ -4902,7 +4902,7 @@ func (ec *executionContext) fieldContext___EnumValue_deprecationReason(_ context
 }
 
 func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
+	return (*stringValue)(&obj.Name)
 }
 func (ec *executionContext) fieldContext___Field_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Field", field, false, false, errNoChildren0)
@@ -5053,7 +5053,7 @@ func (ec *executionContext) fieldContext___Field_deprecationReason(_ context.Con
 }
 
 func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return ec.marshalNString2string(ctx, field.Selections, obj.Name)
+	return (*stringValue)(&obj.Name)
 }
 func (ec *executionContext) fieldContext___InputValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errNoChildren0)
@@ -5115,7 +5115,7 @@ func (ec *executionContext) fieldContext___InputValue_type(_ context.Context, fi
 }
 
 func (ec *executionContext) ___InputValue_defaultValue(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.DefaultValue)
+	return optString(obj.DefaultValue)
 }
 func (ec *executionContext) fieldContext___InputValue_defaultValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errNoChildren0)
@@ -6000,7 +6000,6 @@ func (ec *executionContext) _CreateCheckoutSessionPayload(ctx context.Context, s
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -6055,7 +6054,6 @@ func (ec *executionContext) _CursorPageInfo(ctx context.Context, sel ast.Selecti
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -6100,7 +6098,6 @@ func (ec *executionContext) _DateAvailability(ctx context.Context, sel ast.Selec
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -6331,7 +6328,6 @@ func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.Select
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -6588,7 +6584,6 @@ func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -6638,7 +6633,6 @@ func (ec *executionContext) _EventPage(ctx context.Context, sel ast.SelectionSet
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -6683,7 +6677,6 @@ func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, ob
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -6733,7 +6726,6 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -6808,7 +6800,6 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -6873,7 +6864,6 @@ func (ec *executionContext) _PageNumbers(ctx context.Context, sel ast.SelectionS
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -6923,7 +6913,6 @@ func (ec *executionContext) _PricingSummary(ctx context.Context, sel ast.Selecti
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -7289,7 +7278,6 @@ func (ec *executionContext) _Ticket(ctx context.Context, sel ast.SelectionSet, o
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -7334,7 +7322,6 @@ func (ec *executionContext) _TicketAvailability(ctx context.Context, sel ast.Sel
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -7384,7 +7371,6 @@ func (ec *executionContext) _UserError(ctx context.Context, sel ast.SelectionSet
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -7464,7 +7450,6 @@ func (ec *executionContext) _Venue(ctx context.Context, sel ast.SelectionSet, ob
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -7524,7 +7509,6 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -7579,7 +7563,6 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -7644,7 +7627,6 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -7709,7 +7691,6 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -7774,7 +7755,6 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -7864,7 +7844,6 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}

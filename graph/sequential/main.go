@@ -32,6 +32,16 @@ var (
 	deferGroup = regexp.MustCompile(`(?m)^\tec\.ProcessDeferredGroup\(graphql\.DeferredGroup\{\n((?:\t\t.*\n)+?)\t\}\)\n`)
 	// A scalar field's context carries an error made anew for every field
 	// resolved; one per message is enough.
+	// directForms write a scalar struct field X without allocating: a
+	// pointer to the field, typed by graph/scalars.go. Floats keep gqlgen's.
+	directForms = map[string]string{
+		"marshalNInt2int":        "(*intValue)(&X)",
+		"marshalNString2string":  "(*stringValue)(&X)",
+		"marshalNBoolean2bool":   "(*boolValue)(&X)",
+		"marshalOInt2ᚖint":       "optInt(X)",
+		"marshalOString2ᚖstring": "optString(X)",
+		"marshalOBoolean2ᚖbool":  "optBool(X)",
+	}
 	// A query's answer goes into the buffer the HTTP transport lends
 	// (graph.responseBuffer) rather than into a new one grown by doubling.
 	// An object marshaller's answer: written by graph.objectFields, which
@@ -99,12 +109,31 @@ func main() {
 		os.Exit(1)
 	}
 	src = objectReturn.ReplaceAll(src, []byte("\treturn objectFields{fields: fields, values: out.Values}\n}"))
+	// With nothing left to run concurrently, an object's Dispatch does
+	// nothing but make its FieldSet escape to the heap: dropped.
+	funcs := bytes.Split(src, []byte("\nfunc "))
+	dispatches := 0
+	for i, f := range funcs {
+		if bytes.Contains(f, []byte("\tout := graphql.NewFieldSet(fields)\n")) && !bytes.Contains(f, []byte("out.Concurrently(")) &&
+			bytes.Count(f, []byte("\tout.Dispatch(ctx)\n")) == 1 {
+			funcs[i] = bytes.Replace(f, []byte("\tout.Dispatch(ctx)\n"), nil, 1)
+			dispatches++
+		}
+	}
+	src = bytes.Join(funcs, []byte("\nfunc "))
 	direct := len(directField.FindAll(src, -1))
 	if direct == 0 {
 		fmt.Fprintf(os.Stderr, "sequential: %s has no scalar struct fields to marshal directly; gqlgen's output changed shape\n", path)
 		os.Exit(1)
 	}
-	src = directField.ReplaceAll(src, []byte("\treturn ec.${2}(ctx, field.Selections, ${1})"))
+	src = directField.ReplaceAllFunc(src, func(m []byte) []byte {
+		g := directField.FindSubmatch(m)
+		field, marshal := string(g[1]), string(g[2])
+		if form, ok := directForms[marshal]; ok {
+			return []byte("\treturn " + strings.ReplaceAll(form, "X", field))
+		}
+		return []byte("\treturn ec." + marshal + "(ctx, field.Selections, " + field + ")")
+	})
 	src = bytes.ReplaceAll(src, sliceCall, []byte("marshalSlice("))
 	src = fieldCall.ReplaceAll(src, []byte("${1}out.Values[i] = innerFunc(ctx, out)"))
 	src = deferGroup.ReplaceAll(src, []byte("\tif len(deferLabelToView) > 0 {\n\t\tec.ProcessDeferredGroup(graphql.DeferredGroup{\n${1}\t\t})\n\t}\n"))
@@ -132,5 +161,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	fmt.Printf("sequential: %d list marshallers and %d resolver fields run in the operation's goroutine; %d objects compute their @defer path only when deferring; %d scalar struct fields marshalled without a field context; %d objects written by objectFields; %d scalar-field errors made once\n", slices, fields, defers, direct, objects, len(msgs))
+	fmt.Printf("sequential: %d list marshallers and %d resolver fields run in the operation's goroutine; %d objects compute their @defer path only when deferring; %d scalar struct fields marshalled without a field context; %d objects written by objectFields, %d of them with nothing to dispatch; %d scalar-field errors made once\n", slices, fields, defers, direct, objects, dispatches, len(msgs))
 }
