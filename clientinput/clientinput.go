@@ -1,8 +1,9 @@
 // Package clientinput holds the rules for the text a client hands the
 // service, shared by every service that takes it: how long a name, an email
-// address, a URL or a phone number may be, and which characters a name may
-// not hold. It says what is wrong; each caller reports it in its own error
-// shape.
+// address, a URL or a phone number may be, which characters a name may not
+// hold, and the normalised form of an email address that identifies one
+// buyer. It says what is wrong; each caller reports it in its own error
+// shape. It imports nothing of the project, so migrations can use it too.
 package clientinput
 
 import (
@@ -61,4 +62,21 @@ func NameProblem(name string) string {
 func hidden(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) ||
 		unicode.In(r, unicode.Zl, unicode.Zp)
+}
+
+// BuyerEmail returns the form of a valid email address that identifies one
+// buyer: lower-cased, and without a "+tag" in its local part
+// ("Cap+1@Example.com" and "cap@example.com" are one buyer). A local part
+// that starts with "+" keeps it: there is no name before the tag.
+func BuyerEmail(email string) string {
+	email = strings.ToLower(strings.TrimSpace(email))
+	at := strings.LastIndexByte(email, '@')
+	if at < 0 {
+		return email
+	}
+	local, domain := email[:at], email[at:]
+	if plus := strings.IndexByte(local, '+'); plus > 0 {
+		local = local[:plus]
+	}
+	return local + domain
 }

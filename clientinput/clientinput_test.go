@@ -42,3 +42,19 @@ func TestTooLong(t *testing.T) {
 	require.Empty(t, clientinput.TooLong(strings.Repeat("ü", 2048), clientinput.MaxURL))
 	require.Equal(t, "must be at most 2048 characters", clientinput.TooLong(strings.Repeat("u", 2049), clientinput.MaxURL))
 }
+
+func TestBuyerEmail(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"cap@example.com":          "cap@example.com",
+		"Cap+1@Example.com":        "cap@example.com",
+		"cap+a+b@example.com":      "cap@example.com",
+		"CAP@EXAMPLE.COM":          "cap@example.com",
+		" cap+x@example.com ":      "cap@example.com",
+		"+tag@example.com":         "+tag@example.com",
+		"first.last+x@example.com": "first.last@example.com",
+		"no-at-sign":               "no-at-sign",
+	} {
+		require.Equal(t, want, clientinput.BuyerEmail(in), in)
+	}
+}

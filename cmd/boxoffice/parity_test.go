@@ -147,7 +147,8 @@ func checkoutVars(body map[string]any, key string) map[string]any {
 // name the same fields, in each API's own names.
 func TestRulesParity(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		tb := setup(t, db)
+		// A buyer cap of 2 lets one order use a buyer's whole allowance.
+		tb := setup(t, db, func(c *Config) { c.FreeDailyBuyerEventCap = 2 })
 
 		type tc struct {
 			name string
@@ -183,6 +184,29 @@ func TestRulesParity(t *testing.T) {
 				rest: func(t *testing.T) *response { return tb.checkout(t, tb.testKey, key, body) },
 				gql: func(t *testing.T) *response {
 					return tb.graphql(t, tb.testKey, checkoutMutation, checkoutVars(body, key))
+				},
+			}
+		}
+		// freeCap: a live buyer takes the whole free allowance for an
+		// event, then asks again under a variant of the same address. Each
+		// API plays it with its own buyer, so neither uses the other's
+		// allowance: "{b}" in an address is rest or gql, "{B}" Rest or Gql.
+		freeCap := func(first, again string) tc {
+			order := func(api, email string) map[string]any {
+				body := tb.cartFor("DEMO-CHALEWOTE", "DEMO-CHALEWOTE-1", "DEMO-CHALEWOTE-1-GA", 2)
+				email = strings.NewReplacer("{b}", api, "{B}", strings.ToUpper(api[:1])+api[1:]).Replace(email)
+				return with(body, "customer.email", email)
+			}
+			return tc{
+				rest: func(t *testing.T) *response {
+					res := tb.checkout(t, tb.liveKey, newIdemKey(), order("rest", first))
+					require.Equal(t, http.StatusCreated, res.Status, "%s", res.Raw)
+					return tb.checkout(t, tb.liveKey, newIdemKey(), order("rest", again))
+				},
+				gql: func(t *testing.T) *response {
+					res := tb.graphql(t, tb.liveKey, checkoutMutation, checkoutVars(order("gql", first), newIdemKey()))
+					require.Equal(t, answer{Status: http.StatusOK}, gqlAnswer(t, res), "%s", res.Raw)
+					return tb.graphql(t, tb.liveKey, checkoutMutation, checkoutVars(order("gql", again), newIdemKey()))
 				},
 			}
 		}
@@ -273,6 +297,10 @@ func TestRulesParity(t *testing.T) {
 				invalid("metadata.cart"), "input.metadata.cart"),
 			named(checkout(newIdemKey(), with(tb.highlife(1), "metadata", map[string]any{"cart": []any{map[string]any{"a\x00b": "x"}}})), "ErrMetadataKeyInListNul",
 				invalid("metadata.cart"), "input.metadata.cart"),
+			named(freeCap("{b}.one@example.com", "{B}.One+1@Example.com"), "ErrFreeCapTaggedEmail",
+				answer{Code: "free_order_limit_reached", Status: 429, Message: "This buyer has reached today's limit of 2 free tickets for this event."}),
+			named(freeCap("{b}.two+a@example.com", "{B}.TWO@EXAMPLE.com"), "ErrFreeCapUntaggedAfterTagged",
+				answer{Code: "free_order_limit_reached", Status: 429, Message: "This buyer has reached today's limit of 2 free tickets for this event."}),
 		)
 		for name, r := range map[string]rune{
 			"LRE": '\u202A', "RLE": '\u202B', "PDF": '\u202C', "LRO": '\u202D', "RLO": '\u202E',
