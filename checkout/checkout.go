@@ -17,6 +17,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/clientinput"
 	"github.com/boxoffice/boxoffice/idempotency"
 	"github.com/boxoffice/boxoffice/payments"
 	"github.com/boxoffice/boxoffice/store"
@@ -406,11 +407,13 @@ func soldOut(id int64) error {
 }
 
 // takeFreeQuota counts a live free order against the buyer's daily cap for
-// the event and the app's daily cap (UTC days).
+// the event and the app's daily cap (UTC days). A buyer is one normalised
+// email address (clientinput.BuyerEmail): Cap+1@Example.com is the buyer
+// cap@example.com is, not a second allowance.
 // Errors: quantity_exceeds_limit, free_order_limit_reached.
 func (s *Service) takeFreeQuota(ctx context.Context, tx bun.Tx, c Caller, eventID int64, email string, qty int64, now time.Time) error {
 	day := now.UTC().Format(time.DateOnly)
-	buyer := "buyer:" + email + ":event:" + itoa(eventID)
+	buyer := store.BuyerScope(clientinput.BuyerEmail(email), eventID)
 	used, err := store.FreeUsage(ctx, tx, buyer, day)
 	if err != nil {
 		return err

@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"net/mail"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/clientinput"
 	"github.com/nyaruka/phonenumbers"
 )
 
@@ -18,7 +17,6 @@ const (
 	MaxQuantity      = 50
 	MaxMetadataKeys  = 20
 	MaxMetadataBytes = 4096
-	maxNameLength    = 200
 )
 
 // Input is a checkout request as both APIs receive it: the JSON body of
@@ -132,17 +130,16 @@ func validate(in *Input, decoded apperr.Details) (*request, error) {
 		d.Add("customer", "is required")
 	} else {
 		r.Name = strings.TrimSpace(deref(in.Customer.Name))
-		switch {
-		case r.Name == "":
+		if r.Name == "" {
 			d.Add("customer.name", "is required")
-		case utf8.RuneCountInString(r.Name) > maxNameLength:
-			d.Add("customer.name", fmt.Sprintf("must be at most %d characters", maxNameLength))
-		case strings.ContainsFunc(r.Name, unicode.IsControl):
-			d.Add("customer.name", "must not contain control characters")
+		} else if p := clientinput.NameProblem(r.Name); p != "" {
+			d.Add("customer.name", p)
 		}
 		email := strings.TrimSpace(deref(in.Customer.Email))
 		if email == "" {
 			d.Add("customer.email", "is required")
+		} else if p := clientinput.TooLong(email, clientinput.MaxEmail); p != "" {
+			d.Add("customer.email", p)
 		} else if a, err := mail.ParseAddress(email); err != nil || a.Address != email || !strings.Contains(email[strings.LastIndexByte(email, '@'):], ".") {
 			d.Add("customer.email", "must be a valid email address")
 		} else {
@@ -151,6 +148,8 @@ func validate(in *Input, decoded apperr.Details) (*request, error) {
 		r.PhoneRaw = strings.TrimSpace(deref(in.Customer.Phone))
 		if r.PhoneRaw == "" {
 			d.Add("customer.phone", "is required")
+		} else if p := clientinput.TooLong(r.PhoneRaw, clientinput.MaxPhone); p != "" {
+			d.Add("customer.phone", p)
 		} else if n, err := phonenumbers.Parse(r.PhoneRaw, "GH"); err != nil || !phonenumbers.IsPossibleNumber(n) {
 			d.Add("customer.phone", "must be a valid phone number")
 		} else {
@@ -158,23 +157,15 @@ func validate(in *Input, decoded apperr.Details) (*request, error) {
 		}
 	}
 
-	r.SuccessURL = strings.TrimSpace(deref(in.SuccessURL))
-	if r.SuccessURL == "" {
-		d.Add("success_url", "is required")
-	}
-	r.CancelURL = strings.TrimSpace(deref(in.CancelURL))
-	if r.CancelURL == "" {
-		d.Add("cancel_url", "is required")
-	}
+	r.SuccessURL = redirectURL(d, "success_url", in.SuccessURL)
+	r.CancelURL = redirectURL(d, "cancel_url", in.CancelURL)
 	for key, v := range r.Metadata {
 		if strings.ContainsRune(key, 0) {
 			d.Add("metadata", "keys must not contain NUL characters")
 		}
-		walkStrings(v, func(s string) {
-			if strings.ContainsRune(s, 0) && len(d["metadata."+key]) == 0 {
-				d.Add("metadata."+key, "must not contain NUL characters")
-			}
-		})
+		if hasNUL(v) {
+			d.Add("metadata."+key, "must not contain NUL characters")
+		}
 	}
 	for k, v := range decoded {
 		d[k] = v
@@ -197,6 +188,44 @@ func canonical(in *Input) []byte {
 func ghanaMobile(n *phonenumbers.PhoneNumber) bool {
 	return n != nil && phonenumbers.IsValidNumberForRegion(n, "GH") &&
 		phonenumbers.GetNumberType(n) == phonenumbers.MOBILE
+}
+
+// redirectURL reads success_url or cancel_url: required, and at most
+// clientinput.MaxURL characters. Whether it is a usable HTTPS URL is a rule
+// of its own, checked later (invalid_redirect_url).
+func redirectURL(d apperr.Details, field string, v *string) string {
+	u := strings.TrimSpace(deref(v))
+	if u == "" {
+		d.Add(field, "is required")
+	} else if p := clientinput.TooLong(u, clientinput.MaxURL); p != "" {
+		d.Add(field, p)
+	}
+	return u
+}
+
+// hasNUL reports whether a metadata value holds a NUL character in any
+// string or in any key of a nested object. A NUL must not reach the store:
+// PostgreSQL's JSON refuses \u0000, so Bun escapes every JSON \u0000 once
+// more, as \\u0000 (schema.BaseDialect.AppendJSON), and the order would keep
+// the six characters \u0000 where the partner sent a NUL.
+func hasNUL(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.ContainsRune(v, 0)
+	case map[string]any:
+		for k, x := range v {
+			if strings.ContainsRune(k, 0) || hasNUL(x) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if hasNUL(x) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func positive(d apperr.Details, field string, v *int) int64 {

@@ -1416,11 +1416,11 @@ input CreateCheckoutSessionInput {
   items: [CheckoutItemInput]
   "Required: the buyer."
   customer: CustomerInput
-  "Required: where the sandbox sends the buyer after paying; an https:// URL whose host is on the app's redirect allowlist."
+  "Required: where the sandbox sends the buyer after paying; an https:// URL of at most 2048 characters whose host is on the app's redirect allowlist."
   successUrl: String
-  "Required: where the sandbox sends the buyer who gives up; an https:// URL whose host is on the app's redirect allowlist."
+  "Required: where the sandbox sends the buyer who gives up; an https:// URL of at most 2048 characters whose host is on the app's redirect allowlist."
   cancelUrl: String
-  "Optional: your own JSON object, returned in webhooks; at most 20 keys and 4 KB of JSON (metadata_too_large), and no personal data such as email addresses or the customer's name or phone (validation_failed)."
+  "Optional: your own JSON object, returned in webhooks; at most 20 keys and 4 KB of JSON (metadata_too_large), no NUL character in any key or string, and no personal data such as email addresses or the customer's name or phone (validation_failed)."
   metadata: Map
 }
 
@@ -1434,11 +1434,11 @@ input CheckoutItemInput {
 
 "The buyer; used only to fulfil the order."
 input CustomerInput {
-  "Required: the buyer's name, at most 200 characters."
+  "Required: the buyer's name, at most 200 characters, with no control characters, line separators or bidirectional text controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C)."
   name: String
-  "Required: the buyer's email address."
+  "Required: the buyer's email address, at most 254 characters. Live free tickets are capped per buyer: case and a +tag of the local part are ignored, so Cap+1@Example.com is the buyer cap@example.com is."
   email: String
-  "Required: the buyer's phone number (Ghana numbers may be written locally, 024 123 4567); for a live free checkout, a valid Ghana mobile number."
+  "Required: the buyer's phone number, at most 32 characters (Ghana numbers may be written locally, 024 123 4567); for a live free checkout, a valid Ghana mobile number."
   phone: String
 }
 

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/clientinput"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/require"
 )
@@ -321,4 +322,11 @@ func TestCheckoutRequestSchema(t *testing.T) {
 	require.EqualValues(t, 50, *qty.Max)
 	require.EqualValues(t, 20, *s.Properties["metadata"].Value.MaxProps)
 	require.True(t, slices.Equal([]string{"name", "email", "phone"}, s.Properties["customer"].Value.Required))
+	customer := s.Properties["customer"].Value.Properties
+	for name, want := range map[string]int{"name": clientinput.MaxName, "email": clientinput.MaxEmail, "phone": clientinput.MaxPhone} {
+		require.EqualValues(t, want, *customer[name].Value.MaxLength, "customer.%s", name)
+	}
+	for _, name := range []string{"success_url", "cancel_url"} {
+		require.EqualValues(t, clientinput.MaxURL, *s.Properties[name].Value.MaxLength, name)
+	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/audit"
 	"github.com/boxoffice/boxoffice/auth"
+	"github.com/boxoffice/boxoffice/clientinput"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/uptrace/bun"
@@ -65,6 +66,12 @@ func (s *Service) CreateAccount(ctx context.Context, in AccountInput) (*store.Ac
 	name := strings.TrimSpace(in.Name)
 	if name == "" {
 		return nil, apperr.Invalid("name", "is required")
+	}
+	if p := clientinput.NameProblem(name); p != "" {
+		return nil, apperr.Invalid("name", "%s", p)
+	}
+	if p := clientinput.TooLong(strings.TrimSpace(in.Email), clientinput.MaxEmail); p != "" {
+		return nil, apperr.Invalid("email", "%s", p)
 	}
 	addr, err := mail.ParseAddress(in.Email)
 	if err != nil || addr.Address != strings.TrimSpace(in.Email) {
@@ -188,6 +195,9 @@ func (s *Service) CreateApp(ctx context.Context, in AppInput) (*NewApp, error) {
 	if name == "" {
 		return nil, apperr.Invalid("name", "is required")
 	}
+	if p := clientinput.NameProblem(name); p != "" {
+		return nil, apperr.Invalid("name", "%s", p)
+	}
 	domains, err := NormalizeDomains(in.RedirectDomains)
 	if err != nil {
 		return nil, err
@@ -258,6 +268,9 @@ func (s *Service) UpdateApp(ctx context.Context, id int64, up AppUpdate) (*store
 	if up.Name != nil {
 		if name = strings.TrimSpace(*up.Name); name == "" {
 			return nil, apperr.Invalid("name", "must not be empty")
+		}
+		if p := clientinput.NameProblem(name); p != "" {
+			return nil, apperr.Invalid("name", "%s", p)
 		}
 	}
 	now := s.Now().UTC()
@@ -527,13 +540,16 @@ func validHost(h string) bool {
 // CheckWebhookURL refuses a webhook URL that deliveries could not safely
 // use: anything but an absolute https:// URL, credentials in the URL, and
 // hosts that are addresses of webhook.Special's table (or localhost),
-// unless AllowPrivateWebhooks.
+// unless AllowPrivateWebhooks; and one longer than clientinput.MaxURL.
 // Delivery checks the address it dials again, after DNS; this check tells
 // the person setting the URL at once. "" (no webhook) is valid.
 // Errors: validation_failed (webhook-url).
 func (s *Service) CheckWebhookURL(raw string) error {
 	if raw == "" {
 		return nil
+	}
+	if p := clientinput.TooLong(raw, clientinput.MaxURL); p != "" {
+		return apperr.Invalid("webhook-url", "%s", p)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || u.Opaque != "" || (u.Scheme != "https" && !(s.AllowPrivateWebhooks && u.Scheme == "http")) {

@@ -2,12 +2,14 @@ package provision_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/audit"
 	"github.com/boxoffice/boxoffice/auth"
+	"github.com/boxoffice/boxoffice/clientinput"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
@@ -53,6 +55,31 @@ func TestProvision(t *testing.T) {
 			_, err = s.ListAccounts(ctx, "sleeping")
 			require.Equal(t, apperr.ValidationFailed, apperr.CodeOf(err))
 			require.Equal(t, `status "sleeping" is not one of active, pending_approval, disabled`, apperr.From(err).Message)
+		})
+		t.Run("Bounds", func(t *testing.T) {
+			s := setup(t, db, false)
+			long := strings.Repeat("é", clientinput.MaxName)
+			acc, err := s.CreateAccount(ctx, provision.AccountInput{Name: long, Email: strings.Repeat("b", 242) + "@example.com"})
+			require.NoError(t, err, "a name of 200 characters and an email of 254")
+			_, err = s.CreateAccount(ctx, provision.AccountInput{Name: long + "é", Email: "b1@example.com"})
+			requireField(t, err, "name", "must be at most 200 characters")
+			_, err = s.CreateAccount(ctx, provision.AccountInput{Name: "Kofi\u202Eexe.", Email: "b2@example.com"})
+			requireField(t, err, "name", "must not contain control characters or bidirectional text controls")
+			_, err = s.CreateAccount(ctx, provision.AccountInput{Name: "Kofi", Email: strings.Repeat("b", 243) + "@example.com"})
+			requireField(t, err, "email", "must be at most 254 characters")
+
+			_, err = s.CreateApp(ctx, provision.AppInput{AccountID: acc.ID, Name: "Shop\u2067"})
+			requireField(t, err, "name", "must not contain control characters or bidirectional text controls")
+			hook := "https://hooks.example.com/"
+			app, err := s.CreateApp(ctx, provision.AppInput{AccountID: acc.ID, Name: long, WebhookURL: hook + strings.Repeat("h", clientinput.MaxURL-len(hook))})
+			require.NoError(t, err, "a name of 200 characters and a webhook URL of 2,048")
+			_, err = s.CreateApp(ctx, provision.AppInput{AccountID: acc.ID, Name: "Shop", WebhookURL: hook + strings.Repeat("h", clientinput.MaxURL+1-len(hook))})
+			requireField(t, err, "webhook-url", "must be at most 2048 characters")
+			tooLong, rename := hook+strings.Repeat("h", clientinput.MaxURL+1-len(hook)), long+"é"
+			_, err = s.UpdateApp(ctx, app.App.ID, provision.AppUpdate{WebhookURL: &tooLong})
+			requireField(t, err, "webhook-url", "must be at most 2048 characters")
+			_, err = s.UpdateApp(ctx, app.App.ID, provision.AppUpdate{Name: &rename})
+			requireField(t, err, "name", "must be at most 200 characters")
 		})
 		t.Run("ErrNotFound", func(t *testing.T) {
 			s := setup(t, db, false)

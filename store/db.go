@@ -11,8 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -26,7 +24,9 @@ import (
 )
 
 // DefaultURL is the embedded database used when DATABASE_URL is unset.
-const DefaultURL = "sqlite://./data/boxoffice.db"
+const DefaultURL = "sqlite://" + defaultSQLitePath
+
+const defaultSQLitePath = "./data/boxoffice.db"
 
 // DB is an open database: Bun on top, plus the PostgreSQL pool when there is one.
 type DB struct {
@@ -58,9 +58,9 @@ func openSQLite(path string) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("DATABASE_URL sqlite:// needs a file path")
 	}
-	if dir := filepath.Dir(path); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("create database directory: %w", err)
+	if path != ":memory:" {
+		if err := prepareSQLiteFiles(path); err != nil {
+			return nil, err
 		}
 	}
 	dsn := "file:" + path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)" +
@@ -78,6 +78,13 @@ func openSQLite(path string) (*DB, error) {
 	if err := db.Ping(); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	if path != ":memory:" {
+		// The first connection switched to WAL and made -wal and -shm.
+		if err := tightenSQLiteFiles(path); err != nil {
+			_ = db.Close()
+			return nil, err
+		}
 	}
 	return db, nil
 }

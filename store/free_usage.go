@@ -2,9 +2,16 @@ package store
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/uptrace/bun"
 )
+
+// BuyerScope is the counter scope of one buyer's live free tickets for one
+// event; buyer is the normalised email address (clientinput.BuyerEmail).
+func BuyerScope(buyer string, eventID int64) string {
+	return "buyer:" + buyer + ":event:" + strconv.FormatInt(eventID, 10)
+}
 
 // AddFreeUsage adds qty to a daily counter of live free tickets if the
 // result stays within limit, and reports whether it did. Counters are

@@ -147,7 +147,8 @@ func checkoutVars(body map[string]any, key string) map[string]any {
 // name the same fields, in each API's own names.
 func TestRulesParity(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		tb := setup(t, db)
+		// A buyer cap of 2 lets one order use a buyer's whole allowance.
+		tb := setup(t, db, func(c *Config) { c.FreeDailyBuyerEventCap = 2 })
 
 		type tc struct {
 			name string
@@ -186,6 +187,31 @@ func TestRulesParity(t *testing.T) {
 				},
 			}
 		}
+		// freeCap: a live buyer takes the whole free allowance for an
+		// event, then asks again under a variant of the same address. Each
+		// API plays it with its own buyer, so neither uses the other's
+		// allowance: "{b}" in an address is rest or gql, "{B}" Rest or Gql.
+		freeCap := func(first, again string) tc {
+			order := func(api, email string) map[string]any {
+				body := tb.cartFor("DEMO-CHALEWOTE", "DEMO-CHALEWOTE-1", "DEMO-CHALEWOTE-1-GA", 2)
+				email = strings.NewReplacer("{b}", api, "{B}", strings.ToUpper(api[:1])+api[1:]).Replace(email)
+				return with(body, "customer.email", email)
+			}
+			return tc{
+				rest: func(t *testing.T) *response {
+					res := tb.checkout(t, tb.liveKey, newIdemKey(), order("rest", first))
+					require.Equal(t, http.StatusCreated, res.Status, "%s", res.Raw)
+					return tb.checkout(t, tb.liveKey, newIdemKey(), order("rest", again))
+				},
+				gql: func(t *testing.T) *response {
+					res := tb.graphql(t, tb.liveKey, checkoutMutation, checkoutVars(order("gql", first), newIdemKey()))
+					require.Equal(t, answer{Status: http.StatusOK}, gqlAnswer(t, res), "%s", res.Raw)
+					return tb.graphql(t, tb.liveKey, checkoutMutation, checkoutVars(order("gql", again), newIdemKey()))
+				},
+			}
+		}
+		// accepted is a created checkout session.
+		accepted := answer{Status: http.StatusCreated}
 		// invalid is validation_failed naming these REST fields.
 		invalid := func(fields ...string) answer {
 			a := answer{Code: "validation_failed", Status: 422, Message: "The request payload failed validation."}
@@ -243,6 +269,48 @@ func TestRulesParity(t *testing.T) {
 				invalid("metadata"), "input.metadata"))
 		}
 
+		// Input bounds (clientinput): each at its limit and one past it.
+		email := func(n int) string { return strings.Repeat("a", n-len("@example.com")) + "@example.com" }
+		redirect := func(n int) string {
+			const base = "https://partner.example/done?p="
+			return base + strings.Repeat("x", n-len(base))
+		}
+		phone := func(n int) string { return "024 123 4567" + strings.Repeat("-", n-len("024 123 4567")) }
+		cases = append(cases,
+			named(checkout(newIdemKey(), with(tb.highlife(1), "customer.name", strings.Repeat("é", 200))), "OKNameAtLimit", accepted),
+			named(checkout(newIdemKey(), with(tb.highlife(1), "customer.name", strings.Repeat("é", 201))), "ErrNameTooLong",
+				invalid("customer.name"), "input.customer.name"),
+			named(checkout(newIdemKey(), with(tb.highlife(1), "customer.email", email(254))), "OKEmailAtLimit", accepted),
+			named(checkout(newIdemKey(), with(tb.highlife(1), "customer.email", email(255))), "ErrEmailTooLong",
+				invalid("customer.email"), "input.customer.email"),
+			named(checkout(newIdemKey(), with(tb.highlife(1), "customer.phone", phone(32))), "OKPhoneAtLimit", accepted),
+			named(checkout(newIdemKey(), with(tb.highlife(1), "customer.phone", phone(33))), "ErrPhoneTooLong",
+				invalid("customer.phone"), "input.customer.phone"),
+			named(checkout(newIdemKey(), with(with(tb.highlife(1), "success_url", redirect(2048)), "cancel_url", redirect(2048))), "OKRedirectURLsAtLimit", accepted),
+			named(checkout(newIdemKey(), with(tb.highlife(1), "success_url", redirect(2049))), "ErrSuccessURLTooLong",
+				invalid("success_url"), "input.successUrl"),
+			named(checkout(newIdemKey(), with(tb.highlife(1), "cancel_url", redirect(2049))), "ErrCancelURLTooLong",
+				invalid("cancel_url"), "input.cancelUrl"),
+			named(checkout(newIdemKey(), with(tb.highlife(1), "metadata", map[string]any{"a\x00b": "x"})), "ErrMetadataKeyNul",
+				invalid("metadata"), "input.metadata"),
+			named(checkout(newIdemKey(), with(tb.highlife(1), "metadata", map[string]any{"cart": map[string]any{"a\x00b": "x"}})), "ErrMetadataNestedKeyNul",
+				invalid("metadata.cart"), "input.metadata.cart"),
+			named(checkout(newIdemKey(), with(tb.highlife(1), "metadata", map[string]any{"cart": []any{map[string]any{"a\x00b": "x"}}})), "ErrMetadataKeyInListNul",
+				invalid("metadata.cart"), "input.metadata.cart"),
+			named(freeCap("{b}.one@example.com", "{B}.One+1@Example.com"), "ErrFreeCapTaggedEmail",
+				answer{Code: "free_order_limit_reached", Status: 429, Message: "This buyer has reached today's limit of 2 free tickets for this event."}),
+			named(freeCap("{b}.two+a@example.com", "{B}.TWO@EXAMPLE.com"), "ErrFreeCapUntaggedAfterTagged",
+				answer{Code: "free_order_limit_reached", Status: 429, Message: "This buyer has reached today's limit of 2 free tickets for this event."}),
+		)
+		for name, r := range map[string]rune{
+			"LRE": '\u202A', "RLE": '\u202B', "PDF": '\u202C', "LRO": '\u202D', "RLO": '\u202E',
+			"LRI": '\u2066', "RLI": '\u2067', "FSI": '\u2068', "PDI": '\u2069',
+			"LRM": '\u200E', "RLM": '\u200F', "Newline": '\n', "Tab": '\t', "Escape": '\x1b', "C1": '\u0085', "LineSeparator": '\u2028',
+		} {
+			cases = append(cases, named(checkout(newIdemKey(), with(tb.highlife(1), "customer.name", "Ama"+string(r)+"Mensah")), "ErrName"+name,
+				invalid("customer.name"), "input.customer.name"))
+		}
+
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				rest := restAnswer(c.rest(t))
@@ -263,8 +331,33 @@ func TestRulesParity(t *testing.T) {
 				case gql.Fields == nil || gql.Message != "":
 					require.Equal(t, c.want.Message, gql.Message, "GraphQL message")
 				}
+				if c.want.Status == http.StatusCreated {
+					session := g.Body["data"].(map[string]any)["createCheckoutSession"].(map[string]any)["checkoutSession"]
+					require.NotNil(t, session, "%s", g.Raw)
+				}
 			})
 		}
+
+		// A NUL in a metadata key, at any depth, leaves nothing behind:
+		// no order, and no key stored altered (Bun would write \u0000 as
+		// the six characters \u0000).
+		t.Run("ErrMetadataKeyNulStoresNothing", func(t *testing.T) {
+			count := func() int64 {
+				n, err := db.NewSelect().Model((*store.Order)(nil)).Count(t.Context())
+				require.NoError(t, err)
+				return n
+			}
+			before := count()
+			for _, md := range []map[string]any{{"a\x00b": "x"}, {"k": map[string]any{"a\x00b": "x"}}, {"k": []any{map[string]any{"\x00": 1}}}} {
+				body := with(tb.highlife(1), "metadata", md)
+				require.Equal(t, "validation_failed", tb.checkout(t, tb.testKey, newIdemKey(), body).errorCode())
+				require.Equal(t, "validation_failed", gqlAnswer(t, tb.graphql(t, tb.testKey, checkoutMutation, checkoutVars(body, newIdemKey()))).Code)
+			}
+			require.Equal(t, before, count())
+			n, err := db.NewSelect().Model((*store.Order)(nil)).Where("CAST(metadata AS TEXT) LIKE ?", "%u0000%").Count(t.Context())
+			require.NoError(t, err)
+			require.Zero(t, n)
+		})
 
 		t.Run("ErrIdempotencyKeyNulGraphQL", func(t *testing.T) {
 			g := gqlAnswer(t, tb.graphql(t, tb.testKey, checkoutMutation, checkoutVars(tb.highlife(1), "a\x00b")))

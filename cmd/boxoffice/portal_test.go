@@ -190,6 +190,9 @@ func TestPortalSignUpApproval(t *testing.T) {
 			}{
 				{url.Values{"name": {""}, "email": {"kofi@partner.example"}, "password": {partnerPassword}}, "name", "Name is required."},
 				{url.Values{"name": {"Kofi"}, "email": {"kofi@"}, "password": {partnerPassword}}, "email", `Email "kofi@" is not a valid email address.`},
+				{url.Values{"name": {strings.Repeat("K", 201)}, "email": {"kofi@partner.example"}, "password": {partnerPassword}}, "name", "Name must be at most 200 characters."},
+				{url.Values{"name": {"Kofi\u202Eexe."}, "email": {"kofi@partner.example"}, "password": {partnerPassword}}, "name", "Name must not contain control characters or bidirectional text controls."},
+				{url.Values{"name": {"Kofi"}, "email": {strings.Repeat("k", 243) + "@example.com"}, "password": {partnerPassword}}, "email", "Email must be at most 254 characters."},
 				{url.Values{"name": {"Kofi"}, "email": {"kofi@partner.example"}, "password": {"short"}}, "password", "Password must be at least 10 characters long."},
 				{url.Values{"name": {"Kofi"}, "email": {seed.DemoEmail}, "password": {partnerPassword}}, "email",
 					`Email "demo@boxoffice.test": an account with this email already exists.`},
@@ -328,6 +331,12 @@ func TestPortalAppForms(t *testing.T) {
 			res = p.postFrom(demo, demo+"/webhook-url", url.Values{"webhook-url": {"https://10.0.0.5/in"}})
 			require.Equal(t, http.StatusUnprocessableEntity, res.Status)
 			require.Contains(t, res.text(), "points at a special-purpose address (private use (RFC 1918)), which never receives webhooks.")
+			const hook = "https://hooks.partner.example/in?k="
+			res = p.postFrom(demo, demo+"/webhook-url", url.Values{"webhook-url": {hook + strings.Repeat("k", 2049-len(hook))}})
+			require.Equal(t, http.StatusUnprocessableEntity, res.Status)
+			require.Contains(t, res.text(), "Webhook URL must be at most 2048 characters.")
+			res = p.postFrom(demo, demo+"/webhook-url", url.Values{"webhook-url": {hook + strings.Repeat("k", 2048-len(hook))}})
+			require.Equal(t, http.StatusSeeOther, res.Status, "a webhook URL of 2,048 characters")
 			res = p.postFrom(demo, demo+"/webhook-url", url.Values{"webhook-url": {"https://hooks.partner.example/in"}})
 			require.Equal(t, http.StatusSeeOther, res.Status)
 			require.Contains(t, p.get(demo).Body, `value="https://hooks.partner.example/in"`)

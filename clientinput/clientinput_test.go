@@ -1,0 +1,60 @@
+package clientinput_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/boxoffice/boxoffice/clientinput"
+	"github.com/stretchr/testify/require"
+)
+
+func TestNameProblem(t *testing.T) {
+	t.Parallel()
+	const bidi = "must not contain control characters or bidirectional text controls"
+	for _, c := range []struct {
+		name, in, want string
+	}{
+		{"OK", "Ama Mensah", ""},
+		{"OKAtLimit", strings.Repeat("é", clientinput.MaxName), ""},
+		{"OKArabic", "أمينة", ""},
+		{"OKZeroWidthJoiner", "क्\u200dष", ""},
+		{"ErrTooLong", strings.Repeat("é", clientinput.MaxName+1), "must be at most 200 characters"},
+		{"ErrNUL", "Ama\x00", bidi},
+		{"ErrNewline", "Ama\nMensah", bidi},
+		{"ErrC1", "Ama\u0085", bidi},
+		{"ErrLineSeparator", "Ama\u2028", bidi},
+		{"ErrRLO", "Ama\u202Egpj.exe", bidi},
+		{"ErrLRE", "\u202AAma", bidi},
+		{"ErrPDF", "Ama\u202C", bidi},
+		{"ErrRLI", "Ama\u2067x", bidi},
+		{"ErrPDI", "Ama\u2069", bidi},
+		{"ErrRLM", "Ama\u200F", bidi},
+		{"ErrNotUTF8", "Ama\xff", "must be UTF-8 text"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			require.Equal(t, c.want, clientinput.NameProblem(c.in))
+		})
+	}
+}
+
+func TestTooLong(t *testing.T) {
+	t.Parallel()
+	require.Empty(t, clientinput.TooLong(strings.Repeat("ü", 2048), clientinput.MaxURL))
+	require.Equal(t, "must be at most 2048 characters", clientinput.TooLong(strings.Repeat("u", 2049), clientinput.MaxURL))
+}
+
+func TestBuyerEmail(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"cap@example.com":          "cap@example.com",
+		"Cap+1@Example.com":        "cap@example.com",
+		"cap+a+b@example.com":      "cap@example.com",
+		"CAP@EXAMPLE.COM":          "cap@example.com",
+		" cap+x@example.com ":      "cap@example.com",
+		"+tag@example.com":         "+tag@example.com",
+		"first.last+x@example.com": "first.last@example.com",
+		"no-at-sign":               "no-at-sign",
+	} {
+		require.Equal(t, want, clientinput.BuyerEmail(in), in)
+	}
+}
