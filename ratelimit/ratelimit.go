@@ -61,7 +61,12 @@ func NewStore(ctx context.Context, redisURL string, log *slog.Logger) (*Store, e
 	if err != nil {
 		return nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
-	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 500*time.Millisecond, 250*time.Millisecond, 250*time.Millisecond
+	// A Redis that is down refuses the dial at once; these bound one that
+	// hangs. A read that times out may still have counted, and the memory
+	// fallback then counts again, so they are generous enough that a busy
+	// machine does not time out a live Redis (250 ms did, under a
+	// 600-request burst on 2 loaded cores).
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 500*time.Millisecond, time.Second, time.Second
 	opts.MaxRetries = -1 // fail fast so the in-memory fallback takes over
 	client := redis.NewClient(opts)
 	pingCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
