@@ -13,6 +13,7 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -67,8 +68,8 @@ func InlineHashes(page string) (scripts, styles []string) {
 // policy it needs: its inline styles and scripts are allowed by their
 // hashes, computed once from the template's text, and nothing else runs.
 type Page struct {
-	tmpl *template.Template
-	csp  string
+	tmpl       *template.Template
+	directives []string
 }
 
 // NewPage parses src and builds its policy: the hashes of its inline
@@ -89,29 +90,59 @@ func NewPage(name, src string, directives ...string) *Page {
 	if len(styles) > 0 {
 		d = append(d, "style-src "+strings.Join(styles, " "))
 	}
-	return &Page{tmpl: template.Must(template.New(name).Parse(src)), csp: CSP(append(d, directives...)...)}
+	return &Page{tmpl: template.Must(template.New(name).Parse(src)), directives: append(d, directives...)}
 }
 
-// CSP is the page's Content-Security-Policy.
-func (p *Page) CSP() string { return p.csp }
+// CSP is the page's Content-Security-Policy with the answer's own
+// directives added.
+func (p *Page) CSP(more ...string) string {
+	return CSP(append(append([]string(nil), p.directives...), more...)...)
+}
 
 // Render writes the page filled with data, with status, the page headers
-// and Cache-Control: no-store (pages show orders as they are now). A
-// template that fails writes the error page instead and returns the error.
-func (p *Page) Render(w http.ResponseWriter, status int, data any) error {
+// and Cache-Control: no-store (pages show orders as they are now); more
+// adds directives for this answer, such as FormAction's. A template that
+// fails writes the error page instead and returns the error.
+func (p *Page) Render(w http.ResponseWriter, status int, data any, more ...string) error {
 	var buf bytes.Buffer
 	if err := p.tmpl.Execute(&buf, data); err != nil {
 		internalError(w)
 		return err
 	}
 	h := w.Header()
-	SetHeaders(h, p.csp)
+	SetHeaders(h, p.CSP(more...))
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
 	return nil
+}
+
+// Origin returns the origin, scheme://host[:port], of an http or https
+// URL, or "" for anything else.
+func Origin(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// FormAction returns the form-action directive of a page whose forms post
+// to the page's own site and are answered with a redirect to targets:
+// browsers hold the redirect to the directive too, so the partner's or
+// the payment provider's origin must be named.
+func FormAction(targets ...string) string {
+	d := "form-action 'self'"
+	seen := map[string]bool{}
+	for _, t := range targets {
+		if o := Origin(t); o != "" && !seen[o] {
+			seen[o] = true
+			d += " " + o
+		}
+	}
+	return d
 }
 
 var messagePage = NewPage("message", `<!doctype html>

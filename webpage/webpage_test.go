@@ -31,10 +31,11 @@ func TestPage(t *testing.T) {
 	p := NewPage("t", `<html><head><style>b{}</style></head><body>{{.}}</body></html>`, "form-action 'self'")
 	require.Equal(t, "default-src 'none'; style-src "+Hash("b{}")+"; form-action 'self'; base-uri 'none'; frame-ancestors 'none'", p.CSP())
 	rec := httptest.NewRecorder()
-	require.NoError(t, p.Render(rec, http.StatusTeapot, "<i>"))
+	require.NoError(t, p.Render(rec, http.StatusTeapot, "<i>", "img-src data:"))
 	require.Equal(t, http.StatusTeapot, rec.Code)
 	require.Contains(t, rec.Body.String(), "&lt;i&gt;")
-	requireHeaders(t, rec.Result().Header, p.CSP())
+	requireHeaders(t, rec.Result().Header, p.CSP("img-src data:"))
+	require.Contains(t, p.CSP("img-src data:"), "; form-action 'self'; img-src data:; base-uri")
 	require.Equal(t, "no-store", rec.Header().Get("Cache-Control"))
 
 	require.Panics(t, func() { NewPage("bad", `<script>var x = {{.}};</script>`) }, "a hash computed at init must match what is sent")
@@ -96,4 +97,12 @@ func TestRefuseCrossSite(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestFormAction(t *testing.T) {
+	require.Equal(t, "form-action 'self'", FormAction())
+	require.Equal(t, "form-action 'self' https://shop.example https://pay.example:8443",
+		FormAction("https://shop.example/done?x=1", "https://shop.example/cancel", "", "javascript:alert(1)", "https://pay.example:8443/p"))
+	require.Equal(t, "", Origin("/relative"))
+	require.Equal(t, "http://boxoffice.test", Origin("http://boxoffice.test/checkout/ord_x/return"))
 }
