@@ -79,7 +79,8 @@ func (h *Handler) Routes() http.Handler {
 func securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		// No-referrer among them: reset links carry their token in the path.
+		// Referrer-Policy among them: reset links carry their token in the
+		// path, so no other site may see it.
 		webpage.SetHeaders(h, ContentSecurityPolicy)
 		h.Set("Cross-Origin-Opener-Policy", "same-origin")
 		// Pages hold account data and one-time secrets; assets say otherwise.

@@ -27,13 +27,17 @@ func CSP(directives ...string) string {
 	return strings.Join(append(all, "base-uri 'none'", "frame-ancestors 'none'"), "; ")
 }
 
-// SetHeaders sets the headers every page carries: its policy, nosniff, no
-// Referer (page addresses hold order references and reset tokens) and
-// X-Frame-Options for browsers older than frame-ancestors.
+// SetHeaders sets the headers every page carries: its policy, nosniff,
+// X-Frame-Options for browsers older than frame-ancestors, and
+// Referrer-Policy: same-origin. Page addresses hold order references and
+// reset tokens, so no other site gets a Referer. Not no-referrer: under
+// it a browser sends every form post with "Origin: null", and where it
+// sends no Sec-Fetch-Site either (plain http on a host other than
+// localhost) RefuseCrossSite could no longer tell the page's own posts.
 func SetHeaders(h http.Header, csp string) {
 	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("X-Frame-Options", "DENY")
 }
 

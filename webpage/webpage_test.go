@@ -45,7 +45,7 @@ func requireHeaders(t *testing.T, h http.Header, csp string) {
 	t.Helper()
 	require.Equal(t, csp, h.Get("Content-Security-Policy"))
 	require.Equal(t, "nosniff", h.Get("X-Content-Type-Options"))
-	require.Equal(t, "no-referrer", h.Get("Referrer-Policy"))
+	require.Equal(t, "same-origin", h.Get("Referrer-Policy"))
 	require.Equal(t, "DENY", h.Get("X-Frame-Options"))
 	require.Equal(t, "text/html; charset=utf-8", h.Get("Content-Type"))
 }
