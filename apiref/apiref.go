@@ -14,11 +14,12 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
-	"net/url"
 	"path"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/boxoffice/boxoffice/webpage"
 )
 
 // assetFS holds the browser scripts. VERSIONS.txt is documentation and is
@@ -142,8 +143,8 @@ type handler struct {
 // when the document names another one.
 func connectSources(apiBase string) string {
 	src := "'self'"
-	if u, err := url.Parse(apiBase); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-		src += " " + u.Scheme + "://" + u.Host
+	if o := webpage.Origin(apiBase); o != "" {
+		src += " " + o
 	}
 	return src
 }
@@ -154,17 +155,14 @@ func connectSources(apiBase string) string {
 // CSS cannot run script. Requests go to this server and the API only, so
 // nothing of a partner's key or data can leave for a third party.
 func (h *handler) csp() string {
-	return strings.Join([]string{
-		"default-src 'none'",
+	return webpage.CSP(
 		"script-src 'self'",
 		"style-src 'self' 'unsafe-inline'",
 		"img-src 'self' data:",
 		"font-src 'self' data:",
-		"connect-src " + h.connectSrc,
-		"base-uri 'none'",
+		"connect-src "+h.connectSrc,
 		"form-action 'none'",
-		"frame-ancestors 'none'",
-	}, "; ")
+	)
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -180,9 +178,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
 	hd.Set("Content-Type", "text/html; charset=utf-8")
 	hd.Set("Cache-Control", "no-cache")
-	hd.Set("Content-Security-Policy", h.csp())
-	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Referrer-Policy", "no-referrer")
+	webpage.SetHeaders(hd, h.csp())
 	hd.Set("Content-Length", strconv.Itoa(len(h.page)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodGet {

@@ -103,3 +103,12 @@ func TestFormatTime(t *testing.T) {
 	require.False(t, catalog.ValidCurrency("ghs"))
 	require.False(t, catalog.ValidCurrency("ZZZ"))
 }
+
+func TestDisplayInZone(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 12, 24, 18, 0, 0, 0, time.UTC)
+	require.Equal(t, "Thu, 24 Dec 2026 6:00 PM GMT (Africa/Accra)", catalog.DisplayInZone(at, "Africa/Accra"))
+	require.Equal(t, "Thu, 24 Dec 2026 7:00 PM WAT (Africa/Lagos)", catalog.DisplayInZone(at, "Africa/Lagos"))
+	require.Equal(t, "Thu, 24 Dec 2026 6:00 PM UTC (UTC)", catalog.DisplayInZone(at, "Nowhere/Else"), "an unknown zone is UTC, and says so")
+	require.Empty(t, catalog.DisplayInZone(time.Time{}, "Africa/Accra"))
+}

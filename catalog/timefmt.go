@@ -47,3 +47,16 @@ func FormatTime(t time.Time, loc *time.Location) *Times {
 
 // FormatStamp renders created_at/updated_at: RFC 3339 in UTC.
 func FormatStamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// DisplayInZone renders t for a person reading a page: the *_display text
+// in the named timezone, followed by the zone's abbreviation and name, as
+// "Thu, 24 Dec 2026 6:00 PM GMT (Africa/Accra)", so a buyer in another zone
+// knows which clock it is. The zero time gives "".
+func DisplayInZone(t time.Time, timezone string) string {
+	if t.IsZero() {
+		return ""
+	}
+	loc := Zone(timezone)
+	t = t.In(loc)
+	return t.Format(displayLayout) + " " + t.Format("MST") + " (" + loc.String() + ")"
+}

@@ -75,7 +75,7 @@ func setupLifecycle(t *testing.T, db *store.DB) *lifecycleBundle {
 	hooks := &webhook.Service{DB: db, Now: clock.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Enqueue: func(context.Context, bun.Tx, string) error { return nil }}
 	svc := &checkout.Service{DB: db, Idempotency: &idempotency.Service{DB: db, Now: clock.Now}, Webhooks: hooks,
-		Payments: devpay.New("http://boxoffice.test"), Now: clock.Now, Config: checkout.DefaultConfig()}
+		Payments: devpay.New("http://boxoffice.test", db, clock.Now, slog.New(slog.NewTextHandler(io.Discard, nil))), Now: clock.Now, Config: checkout.DefaultConfig()}
 	return &lifecycleBundle{db: db, svc: svc, clock: clock, start: start, demo: demo}
 }
 

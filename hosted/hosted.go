@@ -6,10 +6,8 @@
 package hosted
 
 import (
-	"bytes"
 	_ "embed"
 	"errors"
-	"html/template"
 	"io"
 	"log/slog"
 	"net/http"
@@ -21,13 +19,14 @@ import (
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/payments"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/webpage"
 	"github.com/go-chi/chi/v5"
 )
 
 //go:embed page.html
 var pageHTML string
 
-var page = template.Must(template.New("page").Parse(pageHTML))
+var page = webpage.NewPage("hosted", pageHTML, "img-src data:")
 
 // Handler serves the live hosted checkout.
 type Handler struct {
@@ -37,10 +36,12 @@ type Handler struct {
 	Log      *slog.Logger
 }
 
-// Routes registers the pages and the provider's callback endpoint.
+// Routes registers the pages and the provider's callback endpoint. The pay
+// form refuses posts from other sites; the callback is the provider's
+// server calling, authenticated by its signature instead.
 func (h *Handler) Routes(r chi.Router) {
 	r.Get("/checkout/{reference}", h.show)
-	r.Post("/checkout/{reference}/pay", h.pay)
+	r.With(webpage.RefuseCrossSite).Post("/checkout/{reference}/pay", h.pay)
 	r.Get("/checkout/{reference}/return", h.back)
 	r.Post("/payments/{provider}/callback", h.callback)
 }
@@ -52,27 +53,29 @@ type view struct {
 	Expires  string
 	Mode     string // "pay", "waiting", "paid", "failed", "expired", "review"
 	CanPay   bool
+	// Back is the partner's page for the outcome (success_url or
+	// cancel_url with the order reference), once there is one.
+	Back string
 }
 
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, sum *checkout.Summary, mode string) {
 	o := sum.Order
 	v := view{Summary: sum, Currency: catalog.CurrencySymbol(o.Currency), Mode: mode}
-	loc := catalog.Zone(sum.Event.Timezone)
-	if t := catalog.FormatTime(sum.Date.StartAt, loc); t != nil {
-		v.When = t.Display
-	}
-	if !o.ExpiresAt.IsZero() {
-		v.Expires = catalog.FormatTime(o.ExpiresAt, loc).Display
-	}
+	v.When = catalog.DisplayInZone(sum.Date.StartAt, sum.Event.Timezone)
+	v.Expires = catalog.DisplayInZone(o.ExpiresAt, sum.Event.Timezone)
 	v.CanPay = mode == "pay" && h.Payments != nil && o.PaymentURL != nil
-	var buf bytes.Buffer
-	if err := page.Execute(&buf, v); err != nil {
-		h.fail(w, r, err)
-		return
+	switch mode {
+	case "paid", "failed", "expired", "review":
+		v.Back = checkout.PartnerReturnURL(o, checkout.StatusAt(o, h.Now()))
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	_, _ = w.Write(buf.Bytes())
+	// The pay form is answered with a redirect to the provider's page.
+	var to string
+	if o.PaymentURL != nil {
+		to = *o.PaymentURL
+	}
+	if err := page.Render(w, http.StatusOK, v, webpage.FormAction(to)); err != nil {
+		h.Log.ErrorContext(r.Context(), "hosted checkout", "error", err)
+	}
 }
 
 // modeOf says what the page shows for an order's state: an order past its
@@ -90,12 +93,12 @@ func (h *Handler) modeOf(o *store.Order) string {
 func (h *Handler) load(w http.ResponseWriter, r *http.Request) (*checkout.Summary, bool) {
 	ref := chi.URLParam(r, "reference")
 	if !strings.HasPrefix(ref, checkout.LivePrefix) || len(ref) > 64 {
-		http.Error(w, "This checkout does not exist.", http.StatusNotFound)
+		notFound(w)
 		return nil, false
 	}
 	sum, err := h.Checkout.Summarize(r.Context(), ref)
 	if apperr.CodeOf(err) == apperr.OrderNotFound {
-		http.Error(w, "This checkout does not exist.", http.StatusNotFound)
+		notFound(w)
 		return nil, false
 	}
 	if err != nil {
@@ -183,6 +186,9 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	h.Log.ErrorContext(r.Context(), "hosted checkout", "error", err)
-	http.Error(w, "Something went wrong; try again.", http.StatusInternalServerError)
+	webpage.Fail(w, r, h.Log, "hosted checkout", err)
+}
+
+func notFound(w http.ResponseWriter) {
+	webpage.NotFound(w, "This checkout does not exist. Start again from the seller's site.")
 }

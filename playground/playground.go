@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/boxoffice/boxoffice/webpage"
 )
 
 // assetFS holds the browser bundles. VERSIONS.txt is documentation and is
@@ -307,7 +309,25 @@ func Handler(endpoint, assetPrefix string, opts ...Option) http.Handler {
 	}); err != nil {
 		panic("playground: rendering page: " + err.Error())
 	}
-	return &handler{page: buf.Bytes(), assetPrefix: assetPrefix}
+	return &handler{page: buf.Bytes(), assetPrefix: assetPrefix, csp: contentSecurityPolicy(buf.String())}
+}
+
+// contentSecurityPolicy allows the bundles from this server and the page's
+// own inline script by its hash, computed from the rendered page (the
+// script holds the endpoint and the default query): nothing else runs.
+// Styles may be inline: GraphiQL adds style elements and attributes of its
+// own, and CSS cannot run script. Requests (and the subscription
+// WebSocket) go to this server only.
+func contentSecurityPolicy(page string) string {
+	scripts, _ := webpage.InlineHashes(page)
+	return webpage.CSP(
+		strings.Join(append([]string{"script-src 'self'"}, scripts...), " "),
+		"style-src 'self' 'unsafe-inline'",
+		"img-src 'self' data:",
+		"font-src 'self' data:",
+		"connect-src 'self'",
+		"form-action 'none'",
+	)
 }
 
 // Option configures the page.
@@ -327,6 +347,7 @@ func WithSubscriptions(url string) Option {
 type handler struct {
 	page        []byte
 	assetPrefix string
+	csp         string
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -353,7 +374,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
 	hd.Set("Content-Type", "text/html; charset=utf-8")
 	hd.Set("Cache-Control", "no-cache")
-	hd.Set("X-Content-Type-Options", "nosniff")
+	webpage.SetHeaders(hd, h.csp)
 	hd.Set("Content-Length", strconv.Itoa(len(h.page)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodGet {

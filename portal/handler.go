@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/webpage"
 	"github.com/go-chi/chi/v5"
 )
 
@@ -20,8 +21,7 @@ const CookieName = "boxoffice_portal"
 // ContentSecurityPolicy is sent with every portal answer: scripts and
 // styles only from the portal's own files (no inline script), forms only
 // to the portal, and no framing.
-const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+var ContentSecurityPolicy = webpage.CSP("script-src 'self'", "style-src 'self'", "img-src 'self' data:", "form-action 'self'")
 
 // Handler serves the portal's pages under /portal.
 type Handler struct {
@@ -79,11 +79,9 @@ func (h *Handler) Routes() http.Handler {
 func securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", ContentSecurityPolicy)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("X-Frame-Options", "DENY")
-		// Reset links carry their token in the path: never send it on.
-		h.Set("Referrer-Policy", "no-referrer")
+		// Referrer-Policy among them: reset links carry their token in the
+		// path, so no other site may see it.
+		webpage.SetHeaders(h, ContentSecurityPolicy)
 		h.Set("Cross-Origin-Opener-Policy", "same-origin")
 		// Pages hold account data and one-time secrets; assets say otherwise.
 		h.Set("Cache-Control", "no-store")

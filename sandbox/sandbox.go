@@ -2,13 +2,11 @@
 // server-rendered page (no JavaScript needed) that shows the order and lets
 // a developer simulate the buyer's outcome — paid, failed or expired — which
 // settles the order once, emits its webhook and sends the buyer back to the
-// partner's success_url or cancel_url.
+// partner's success_url or cancel_url, the order's reference added.
 package sandbox
 
 import (
-	"bytes"
 	_ "embed"
-	"html/template"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -18,13 +16,14 @@ import (
 	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/webpage"
 	"github.com/go-chi/chi/v5"
 )
 
 //go:embed page.html
 var pageHTML string
 
-var page = template.Must(template.New("page").Parse(pageHTML))
+var page = webpage.NewPage("sandbox", pageHTML, "img-src data:")
 
 // Handler serves /sandbox/checkout/{reference}.
 type Handler struct {
@@ -34,10 +33,12 @@ type Handler struct {
 	Log *slog.Logger
 }
 
-// Routes registers the page on r.
+// Routes registers the page on r. Its forms refuse posts from other sites:
+// a partner's (or anyone's) page cannot settle an order behind the
+// developer's back.
 func (h *Handler) Routes(r chi.Router) {
 	r.Get("/sandbox/checkout/{reference}", h.show)
-	r.Post("/sandbox/checkout/{reference}", h.settle)
+	r.With(webpage.RefuseCrossSite).Post("/sandbox/checkout/{reference}", h.settle)
 }
 
 // outcomes are the buttons of the page, in order.
@@ -71,8 +72,7 @@ func (h *Handler) load(w http.ResponseWriter, r *http.Request) (*checkout.Summar
 		return nil, false
 	}
 	if err != nil {
-		h.Log.ErrorContext(r.Context(), "sandbox page", "error", err)
-		http.Error(w, "Something went wrong; try again.", http.StatusInternalServerError)
+		webpage.Fail(w, r, h.Log, "sandbox page", err)
 		return nil, false
 	}
 	return sum, true
@@ -87,26 +87,13 @@ func (h *Handler) show(w http.ResponseWriter, r *http.Request) {
 	status := checkout.StatusAt(o, h.Now())
 	v := view{Summary: sum, Reference: o.Reference, Status: status, Pending: status == store.OrderPending,
 		Outcomes: outcomes, Currency: catalog.CurrencySymbol(o.Currency)}
-	loc := catalog.Zone(sum.Event.Timezone)
-	if t := catalog.FormatTime(sum.Date.StartAt, loc); t != nil {
-		v.When = t.Display
-	}
-	if !o.ExpiresAt.IsZero() {
-		v.Expires = catalog.FormatTime(o.ExpiresAt, loc).Display + " (" + sum.Event.Timezone + ")"
-	}
-	v.Back = o.CancelURL
-	if status == store.OrderPaid {
-		v.Back = o.SuccessURL
-	}
-	var buf bytes.Buffer
-	if err := page.Execute(&buf, v); err != nil {
+	v.When = catalog.DisplayInZone(sum.Date.StartAt, sum.Event.Timezone)
+	v.Expires = catalog.DisplayInZone(o.ExpiresAt, sum.Event.Timezone)
+	v.Back = checkout.PartnerReturnURL(o, status)
+	// The forms are answered with a redirect to the partner's page.
+	if err := page.Render(w, http.StatusOK, v, webpage.FormAction(o.SuccessURL, o.CancelURL)); err != nil {
 		h.Log.ErrorContext(r.Context(), "sandbox page", "error", err)
-		http.Error(w, "Something went wrong; try again.", http.StatusInternalServerError)
-		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	_, _ = w.Write(buf.Bytes())
 }
 
 // settle applies the submitted outcome once, as checkout's rule allows (an
@@ -120,22 +107,17 @@ func (h *Handler) settle(w http.ResponseWriter, r *http.Request) {
 	switch outcome {
 	case store.OrderPaid, store.OrderFailed, store.OrderExpired:
 	default:
-		http.Error(w, "Choose one of the outcome buttons.", http.StatusBadRequest)
+		webpage.Message(w, http.StatusBadRequest, "Choose an outcome", "Choose one of the outcome buttons on the sandbox page.")
 		return
 	}
 	settled, _, err := h.Checkout.Settle(r.Context(), sum.Order.Reference, outcome)
 	if err != nil {
-		h.Log.ErrorContext(r.Context(), "sandbox settle", "error", err)
-		http.Error(w, "Something went wrong; try again.", http.StatusInternalServerError)
+		webpage.Fail(w, r, h.Log, "sandbox settle", err)
 		return
 	}
-	to := settled.CancelURL
-	if settled.Status == store.OrderPaid {
-		to = settled.SuccessURL
-	}
-	http.Redirect(w, r, to, http.StatusSeeOther)
+	http.Redirect(w, r, checkout.PartnerReturnURL(settled, settled.Status), http.StatusSeeOther)
 }
 
 func (h *Handler) notFound(w http.ResponseWriter) {
-	http.Error(w, "This sandbox checkout does not exist.", http.StatusNotFound)
+	webpage.NotFound(w, "This sandbox checkout does not exist. Check the checkout_url your checkout session returned.")
 }

@@ -216,7 +216,7 @@ func (m *Main) openPayments(cfg Config) error {
 	case "":
 		return nil
 	case "dev":
-		m.devPay = devpay.New(cfg.PublicBaseURL)
+		m.devPay = devpay.New(cfg.PublicBaseURL, m.DB, m.Now, m.Log)
 		m.Payments = m.devPay
 		return nil
 	case "paystack":
@@ -278,8 +278,12 @@ func (m *Main) Close() error {
 
 // Serve answers the API on ln, and /metrics with the health checks on
 // admin unless it is nil, until ctx is cancelled; then it shuts down
-// gracefully: it stops accepting and lets in-flight requests finish.
+// gracefully: it stops accepting and lets in-flight requests finish. With
+// the development payment provider it first logs devpay.Warning.
 func (m *Main) Serve(ctx context.Context, ln, admin net.Listener) error {
+	if m.devPay != nil {
+		m.Log.Warn(devpay.Warning)
+	}
 	servers := []*http.Server{m.httpServer(m.Handler())}
 	listeners := []net.Listener{ln}
 	if admin != nil {

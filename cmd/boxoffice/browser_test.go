@@ -198,7 +198,7 @@ func TestSandboxPageInBrowser(t *testing.T) {
 		chromedp.Location(&loc),
 		chromedp.Text(`body`, &body, chromedp.ByQuery),
 	)
-	require.Equal(t, "https://partner.example/done", loc)
+	require.Equal(t, "https://partner.example/done?order_reference="+ref, loc, "the partner learns which order returned")
 	require.Contains(t, body, "Thanks from the partner")
 	require.EqualValues(t, 1, partnerHits.Load(), "the partner's success page was loaded once")
 

@@ -149,7 +149,7 @@ func requirePortalHeaders(t *testing.T, path string, a *portalPage) {
 	}
 	require.Equal(t, portal.ContentSecurityPolicy, a.Header.Get("Content-Security-Policy"), path)
 	require.Equal(t, "nosniff", a.Header.Get("X-Content-Type-Options"), path)
-	require.Equal(t, "no-referrer", a.Header.Get("Referrer-Policy"), path)
+	require.Equal(t, "same-origin", a.Header.Get("Referrer-Policy"), path)
 	require.Equal(t, "DENY", a.Header.Get("X-Frame-Options"), path)
 	if strings.HasPrefix(a.Header.Get("Content-Type"), "text/html") {
 		require.Equal(t, "no-store", a.Header.Get("Cache-Control"), path)

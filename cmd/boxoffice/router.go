@@ -21,6 +21,7 @@ import (
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/rest"
 	"github.com/boxoffice/boxoffice/sandbox"
+	"github.com/boxoffice/boxoffice/webpage"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 )
@@ -33,7 +34,7 @@ func (m *Main) Handler() http.Handler {
 	r.Use(observe.RequestID, m.logRequests, m.recoverer, m.clientIP, m.limitBody, middleware.GetHead)
 	r.Get("/healthz", m.healthz)
 	r.Get("/readyz", m.readyz)
-	r.NotFound(rest.NotFound)
+	r.NotFound(notFound)
 	r.MethodNotAllowed(rest.MethodNotAllowed)
 
 	// The contract is public: partners read it before they have a key.
@@ -87,6 +88,22 @@ func (m *Main) Handler() http.Handler {
 		gql.ServeHTTP(w, r)
 	}))
 	return r
+}
+
+// pagePrefixes are where the pages a browser shows live (sandbox, hosted
+// checkout and its return page, the development provider).
+var pagePrefixes = []string{"/sandbox/", "/checkout/", "/dev-pay/"}
+
+// notFound answers an unknown address: the HTML 404 page under the pages'
+// paths, the API's JSON error everywhere else.
+func notFound(w http.ResponseWriter, r *http.Request) {
+	for _, p := range pagePrefixes {
+		if strings.HasPrefix(r.URL.Path, p) {
+			webpage.NotFound(w, "There is no page at this address.")
+			return
+		}
+	}
+	rest.NotFound(w, r)
 }
 
 // recoverer turns a panic into 500 internal_error, logging the stack but

@@ -172,7 +172,7 @@ func TestWebhooksAndSandboxPage(t *testing.T) {
 
 			res := tb.submitOutcome(t, sess["checkout_url"].(string), "paid")
 			require.Equal(t, http.StatusSeeOther, res.StatusCode)
-			require.Equal(t, "https://partner.example/done", res.Header.Get("Location"))
+			require.Equal(t, "https://partner.example/done?order_reference="+sess["order_reference"].(string), res.Header.Get("Location"))
 			order := tb.get(t, "/api/v1/orders/"+sess["order_reference"].(string), tb.testKey).data()
 			require.Equal(t, "paid", order["status"])
 
@@ -181,19 +181,19 @@ func TestWebhooksAndSandboxPage(t *testing.T) {
 			require.Equal(t, order, ev["data"].(map[string]any)["order"], "data.order is the spec's Order")
 
 			again := tb.submitOutcome(t, sess["checkout_url"].(string), "failed")
-			require.Equal(t, "https://partner.example/done", again.Header.Get("Location"), "a settled order stays settled")
+			require.Equal(t, "https://partner.example/done?order_reference="+sess["order_reference"].(string), again.Header.Get("Location"), "a settled order stays settled")
 			require.Equal(t, "paid", tb.get(t, "/api/v1/orders/"+sess["order_reference"].(string), tb.testKey).data()["status"])
 		})
 		t.Run("SandboxFailed", func(t *testing.T) {
 			sess := tb.checkout(t, tb.testKey, newIdemKey(), tb.highlife(1)).data()
 			res := tb.submitOutcome(t, sess["checkout_url"].(string), "failed")
-			require.Equal(t, "https://partner.example/cancel", res.Header.Get("Location"))
+			require.Equal(t, "https://partner.example/cancel?order_reference="+sess["order_reference"].(string), res.Header.Get("Location"))
 			requireSigned(t, rc.waitType(t, "order.failed"), "order.failed", "test")
 		})
 		t.Run("SandboxExpiredButton", func(t *testing.T) {
 			sess := tb.checkout(t, tb.testKey, newIdemKey(), tb.highlife(1)).data()
 			res := tb.submitOutcome(t, sess["checkout_url"].(string), "expired")
-			require.Equal(t, "https://partner.example/cancel", res.Header.Get("Location"))
+			require.Equal(t, "https://partner.example/cancel?order_reference="+sess["order_reference"].(string), res.Header.Get("Location"))
 			requireSigned(t, rc.waitType(t, "order.expired"), "order.expired", "test")
 		})
 		t.Run("LiveFreeCompleted", func(t *testing.T) {
@@ -240,7 +240,7 @@ func TestWebhooksAndSandboxPage(t *testing.T) {
 				return tb.get(t, "/api/v1/orders/"+ref, tb.testKey).data()["status"] == "expired"
 			})
 			res := tb.submitOutcome(t, sess["checkout_url"].(string), "paid")
-			require.Equal(t, "https://partner.example/cancel", res.Header.Get("Location"), "an expired checkout cannot be paid")
+			require.Equal(t, "https://partner.example/cancel?order_reference="+ref, res.Header.Get("Location"), "an expired checkout cannot be paid")
 		})
 		t.Run("ErrPageNotFound", func(t *testing.T) {
 			for _, ref := range []string{"sbx_nope", "ord_whatever", "x"} {
