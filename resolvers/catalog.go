@@ -71,6 +71,7 @@ type (
 	ticketsKey int64              // []*model.Ticket of a date, availability as last read
 	connKey    catalog.ListParams // *model.EventConnection
 	slugKey    string             // *model.Event
+	encodedKey catalog.ListParams // []byte: an events page as an adapter wrote it
 )
 
 func one[V any](V) int       { return 1 }
@@ -86,6 +87,27 @@ func (r *Resolver) EventsPage(ctx context.Context, req catalog.ListRequest) (*mo
 	return catalog.Cached(ctx, loaders.For(ctx).Cache, pageKey(p),
 		func(pg *model.EventPage) int { return rows(pg.Nodes) },
 		func() (*model.EventPage, error) { return r.eventsPage(ctx, p) })
+}
+
+// EventsPageEncoded is EventsPage written by encode (the REST adapter's
+// JSON), kept with the page in the catalog cache and charged its size: a
+// page is the same bytes for every caller until the catalog changes, and
+// answers that share them hold no memory of their own while a slow client
+// reads them. Errors: as EventsPage, and encode's.
+func (r *Resolver) EventsPageEncoded(ctx context.Context, req catalog.ListRequest, encode func(*model.EventPage) ([]byte, error)) ([]byte, error) {
+	p, err := req.Params()
+	if err != nil {
+		return nil, err
+	}
+	return catalog.Cached(ctx, loaders.For(ctx).Cache, encodedKey(p),
+		func(b []byte) int { return cap(b)/512 + 1 },
+		func() ([]byte, error) {
+			page, err := r.EventsPage(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return encode(page)
+		})
 }
 
 func (r *Resolver) eventsPage(ctx context.Context, p catalog.ListParams) (*model.EventPage, error) {

@@ -35,19 +35,21 @@ func (h *Handler) listEvents(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	page, err := h.Resolver.EventsPage(r.Context(), req)
+	body, err := h.Resolver.EventsPageEncoded(r.Context(), req, func(page *model.EventPage) ([]byte, error) {
+		pi := page.PageInfo
+		return encodeJSON(struct {
+			Data []*model.Event `json:"data"`
+			Meta eventsMeta     `json:"meta"`
+		}{page.Nodes, eventsMeta{
+			Page: pi.Page, PerPage: pi.PerPage, Total: pi.Total, TotalPages: pi.TotalPages,
+			HasNext: pi.HasNext, HasPrev: pi.HasPrev, Timezone: page.Timezone,
+		}})
+	})
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	pi := page.PageInfo
-	writeJSON(w, http.StatusOK, struct {
-		Data []*model.Event `json:"data"`
-		Meta eventsMeta     `json:"meta"`
-	}{page.Nodes, eventsMeta{
-		Page: pi.Page, PerPage: pi.PerPage, Total: pi.Total, TotalPages: pi.TotalPages,
-		HasNext: pi.HasNext, HasPrev: pi.HasPrev, Timezone: page.Timezone,
-	}})
+	writeBody(w, http.StatusOK, body)
 }
 
 // event loads the event of the {id} path parameter.

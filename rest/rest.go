@@ -105,18 +105,32 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request)         { Not
 func (h *Handler) methodNotAllowed(w http.ResponseWriter, r *http.Request) { MethodNotAllowed(w, r) }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := encodeJSON(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"internal_error","message":"Internal error."}}`+"\n")
+	}
+	writeBody(w, status, b)
+}
+
+// encodeJSON is the JSON of every answer: HTML characters as they are, a
+// newline at the end.
+func encodeJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		status = http.StatusInternalServerError
-		buf.Reset()
-		buf.WriteString(`{"error":{"code":"internal_error","message":"Internal error."}}` + "\n")
+		return nil, err
 	}
+	return buf.Bytes(), nil
+}
+
+// writeBody answers with b, JSON made by encodeJSON; b may be shared with
+// other answers (it is only read).
+func writeBody(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(b)
 }
 
 // query reads typed query parameters, collecting problems as validation details.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -93,6 +94,31 @@ func TestCatalogCacheFreshness(t *testing.T) {
 				ev := tb.get(t, "/api/v1/events?q=Soon&include_past=true", tb.testKey).Body["data"].([]any)
 				require.Len(t, ev, 1)
 				require.Equal(t, 0.0, ev[0].(map[string]any)["active_dates_count"])
+			})
+
+			// An events page is kept as the bytes REST answers with, shared by
+			// every caller: the same bytes until the catalog changes, then the
+			// change, for the listing and for the page's own events.
+			t.Run("EncodedPage", func(t *testing.T) {
+				const path = "/api/v1/events?per_page=3"
+				first := tb.get(t, path, tb.testKey)
+				require.Equal(t, http.StatusOK, first.Status, "%s", first.Raw)
+				require.Len(t, first.Body["data"], 3)
+				again := tb.get(t, path, tb.liveKey)
+				require.Equal(t, string(first.Raw), string(again.Raw), "another caller, the same bytes")
+				require.Equal(t, strconv.Itoa(len(first.Raw)), again.Header.Get("Content-Length"))
+				id := int64(first.Body["data"].([]any)[0].(map[string]any)["id"].(float64))
+				other, err := store.Open(context.Background(), dbURL)
+				require.NoError(t, err)
+				defer other.Close()
+				tb.changeCatalog(t, func() {
+					_, err := other.NewUpdate().Model((*store.Event)(nil)).Set("name = ?", "Renamed & <kept>").
+						Where("id = ?", id).Exec(context.Background())
+					require.NoError(t, err)
+				})
+				renamed := tb.get(t, path, tb.testKey)
+				require.Contains(t, string(renamed.Raw), `"name":"Renamed & <kept>"`, "the change shows, HTML characters as they are")
+				require.NotEqual(t, string(first.Raw), string(renamed.Raw))
 			})
 
 			t.Run("Hidden", func(t *testing.T) {
