@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"slices"
 
@@ -88,21 +87,8 @@ func (o objectFields) MarshalGQL(w io.Writer) {
 	_, _ = io.WriteString(w, "}")
 }
 
-// writeKey writes "alias": — a GraphQL name ([_A-Za-z][_0-9A-Za-z]*) needs
-// no escaping; anything else is quoted by encoding/json.
+// writeKey writes "alias": quoted as every string of the answer is.
 func writeKey(w io.Writer, alias string) {
-	plain := alias != ""
-	for i := 0; i < len(alias) && plain; i++ {
-		c := alias[i]
-		plain = c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9'
-	}
-	if !plain {
-		b, _ := json.Marshal(alias)
-		_, _ = w.Write(b)
-		_, _ = io.WriteString(w, ":")
-		return
-	}
-	_, _ = io.WriteString(w, `"`)
-	_, _ = io.WriteString(w, alias)
-	_, _ = io.WriteString(w, `":`)
+	(*stringValue)(&alias).MarshalGQL(w)
+	_, _ = io.WriteString(w, ":")
 }
