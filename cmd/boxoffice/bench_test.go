@@ -78,7 +78,7 @@ func TestDefaultMemoryLimit(t *testing.T) {
 	defer debug.SetGCPercent(oldGC)
 	t.Setenv("GOMEMLIMIT", "")
 	t.Setenv("GOGC", "")
-	limit, gogc := defaultMemoryLimit()
+	limit, gogc := runtimeDefaults()
 	require.Equal(t, int64(DefaultMemoryLimit), limit)
 	require.Equal(t, DefaultGCPercent, gogc)
 	require.Equal(t, DefaultGCPercent, debug.SetGCPercent(DefaultGCPercent))
@@ -86,7 +86,7 @@ func TestDefaultMemoryLimit(t *testing.T) {
 	debug.SetGCPercent(50)          // and from GOGC=50
 	t.Setenv("GOMEMLIMIT", "300MiB")
 	t.Setenv("GOGC", "50")
-	limit, gogc = defaultMemoryLimit()
+	limit, gogc = runtimeDefaults()
 	require.Equal(t, int64(300<<20), limit)
 	require.Equal(t, 50, gogc, "GOGC set by the operator is kept")
 	require.Equal(t, 50, debug.SetGCPercent(50))

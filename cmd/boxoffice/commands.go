@@ -115,7 +115,7 @@ func serveCommand(stdout, stderr io.Writer) *cli.Command {
 			if admin != nil {
 				adminAddr = admin.Addr().String()
 			}
-			limit, gogc := defaultMemoryLimit()
+			limit, gogc := runtimeDefaults()
 			m.Log.Info("serving", "addr", ln.Addr().String(), "admin_addr", adminAddr, "memory_limit_mib", limit>>20, "gogc", gogc)
 			return m.Serve(ctx, ln, admin)
 		}),
@@ -133,12 +133,12 @@ const DefaultMemoryLimit = 100 << 20
 // limit still bounds the heap.
 const DefaultGCPercent = 200
 
-// defaultMemoryLimit applies DefaultMemoryLimit unless GOMEMLIMIT sets one,
+// runtimeDefaults applies DefaultMemoryLimit unless GOMEMLIMIT sets one,
 // and DefaultGCPercent unless GOGC sets one, and returns the limit and
 // the GOGC in force. The garbage collector works harder as the heap nears the limit,
 // instead of letting a burst double the heap; the catalog cache (≈ 25 MB
 // at most) stays well inside it.
-func defaultMemoryLimit() (limit int64, gcPercent int) {
+func runtimeDefaults() (limit int64, gcPercent int) {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(DefaultMemoryLimit)
 	}
