@@ -56,36 +56,9 @@ func TestAPIReferenceInBrowser(t *testing.T) {
 	base := tb.m.Config.PublicBaseURL
 	host := strings.TrimPrefix(base, "http://")
 
-	profile := t.TempDir()
-	output := &syncBuffer{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("chromium output (D-Bus noise left out):\n%s", output.withoutDBus())
-		}
-	})
-	root, cancelRoot := context.WithTimeout(context.Background(), 90*time.Second)
-	t.Cleanup(cancelRoot)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(execPath),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
+	ctx := newChromium(t, execPath,
 		chromedp.Flag("host-resolver-rules", fmt.Sprintf("MAP %s:80 127.0.0.1:%d", host, port)),
-		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1400, 1000),
-		chromedp.CombinedOutput(output),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(root, opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() {
-		_ = chromedp.Cancel(ctx)
-		cancelCtx()
-	})
+		chromedp.WindowSize(1400, 1000))
 
 	var mu sync.Mutex
 	var requested, consoleErrors []string

@@ -223,35 +223,7 @@ func TestPlaygroundSubscriptionInBrowser(t *testing.T) {
 	tb := liveSetup(t, storetest.MustOpen(t, "sqlite"))
 	date, reg := tb.demo.Catalog.EventDates["DEMO-HIGHLIFE-1"], tb.demo.Catalog.Tickets["DEMO-HIGHLIFE-REG"]
 
-	output := &syncBuffer{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("chromium output (D-Bus noise left out):\n%s", output.withoutDBus())
-		}
-	})
-	profile := t.TempDir()
-	base, cancelBase := context.WithTimeout(context.Background(), 90*time.Second)
-	t.Cleanup(cancelBase)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(execPath),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1280, 900),
-		chromedp.CombinedOutput(output),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(base, opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() {
-		_ = chromedp.Cancel(ctx)
-		cancelCtx()
-	})
+	ctx := newChromium(t, execPath)
 	run := func(step string, actions ...chromedp.Action) {
 		t.Helper()
 		require.NoError(t, chromedp.Run(ctx, actions...), "browser: %s", step)

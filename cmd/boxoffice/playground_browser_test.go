@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,34 +21,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	execPath := chromiumPath(t)
 	tb := setup(t, storetest.MustOpen(t, "sqlite"))
 
-	profile := t.TempDir()
-	output := &syncBuffer{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("chromium output (D-Bus noise left out):\n%s", output.withoutDBus())
-		}
-	})
-	base, cancelBase := context.WithTimeout(context.Background(), 90*time.Second)
-	t.Cleanup(cancelBase)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(execPath),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(profile),
-		chromedp.CombinedOutput(output),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(base, opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() {
-		_ = chromedp.Cancel(ctx)
-		cancelCtx()
-	})
+	ctx := newChromium(t, execPath)
 	run := func(step string, actions ...chromedp.Action) {
 		t.Helper()
 		start := time.Now()
