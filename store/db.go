@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/dialect/pgdialect"
@@ -33,6 +32,8 @@ type DB struct {
 	*bun.DB
 	// Pool is the pgx pool behind a PostgreSQL database; nil on SQLite.
 	Pool *pgxpool.Pool
+
+	hooks []bun.QueryHook // AddQueryHook's, for queryBound
 }
 
 // Postgres reports whether the database is PostgreSQL.
@@ -98,10 +99,10 @@ func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
 		cfg.MaxConns = 8
 	}
 	cfg.MaxConnIdleTime = 5 * time.Minute
-	// Bun inlines arguments, so most statement texts are new (they carry
-	// ids) and a large per-connection statement cache only holds memory:
-	// 512 per connection held about 35 MB under the benchmark's load.
-	// The hot fixed texts still fit in 64.
+	// Only statements with bound parameters are prepared and cached: River's
+	// and this package's queryBound ones, a few dozen fixed texts. Bun's,
+	// whose arguments are inlined and so make most texts new, run unnamed
+	// (inlinedConnector). 512 per connection once held about 35 MB.
 	cfg.ConnConfig.StatementCacheCapacity = 64
 	cfg.ConnConfig.DescriptionCacheCapacity = 64
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -114,7 +115,10 @@ func openPostgres(ctx context.Context, rawURL string) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("connect postgres %s: %w", redactURL(rawURL), err)
 	}
-	sqldb := stdlib.OpenDBFromPool(pool)
+	// As stdlib.OpenDBFromPool: the pool, not database/sql, keeps idle
+	// connections.
+	sqldb := sql.OpenDB(newInlinedConnector(pool))
+	sqldb.SetMaxIdleConns(0)
 	return &DB{DB: bun.NewDB(sqldb, pgdialect.New()), Pool: pool}, nil
 }
 
