@@ -64,7 +64,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string) (*Principa
 		return nil, err
 	}
 	switch {
-	case !o.RevokedAt.IsZero() || o.Environment != env:
+	case o.Revoked || o.Environment != env:
 		return nil, errInvalidKey
 	case o.AppStatus != store.AppActive:
 		return nil, apperr.New(apperr.AppSuspended, "This app is suspended.")

@@ -29,30 +29,44 @@ type APIKey struct {
 // KeyOwner is what authentication needs to know about a key: its app and
 // account and their statuses, read in one query.
 type KeyOwner struct {
-	KeyID         int64     `bun:"key_id"`
-	Environment   string    `bun:"environment"`
-	RevokedAt     time.Time `bun:"revoked_at,nullzero"`
-	AppID         int64     `bun:"app_id"`
-	AppStatus     string    `bun:"app_status"`
-	AccountID     int64     `bun:"account_id"`
-	AccountStatus string    `bun:"account_status"`
+	KeyID         int64
+	Environment   string
+	Revoked       bool
+	AppID         int64
+	AppStatus     string
+	AccountID     int64
+	AccountStatus string
 }
+
+// keyOwnerQuery is the statement behind KeyOwnerByHash. Every request
+// makes it, so its hash is a bound parameter: one text, prepared once per
+// connection. SQLite reads $1 as its first parameter too.
+const keyOwnerQuery = `SELECT k.id, k.environment, k.revoked_at IS NOT NULL, app.id, app.status, acc.id, acc.status
+	FROM api_keys AS k
+	JOIN apps AS app ON app.id = k.app_id
+	JOIN accounts AS acc ON acc.id = app.account_id
+	WHERE k.key_hash = $1
+	LIMIT 1`
 
 // KeyOwnerByHash finds the key with this hash together with its app and
 // account; an unknown hash is ErrNotFound.
-func KeyOwnerByHash(ctx context.Context, db bun.IDB, hash string) (*KeyOwner, error) {
+func KeyOwnerByHash(ctx context.Context, db *DB, hash string) (*KeyOwner, error) {
+	rows, err := db.queryBound(ctx, keyOwnerQuery, hash)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return nil, translate(err)
+		}
+		return nil, ErrNotFound
+	}
 	o := new(KeyOwner)
-	err := db.NewSelect().
-		TableExpr("api_keys AS k").
-		Join("JOIN apps AS app ON app.id = k.app_id").
-		Join("JOIN accounts AS acc ON acc.id = app.account_id").
-		ColumnExpr("k.id AS key_id, k.environment, k.revoked_at").
-		ColumnExpr("app.id AS app_id, app.status AS app_status").
-		ColumnExpr("acc.id AS account_id, acc.status AS account_status").
-		Where("k.key_hash = ?", hash).
-		Limit(1).
-		Scan(ctx, o)
-	return o, translate(err)
+	if err := rows.Scan(&o.KeyID, &o.Environment, &o.Revoked, &o.AppID, &o.AppStatus, &o.AccountID, &o.AccountStatus); err != nil {
+		return nil, translate(err)
+	}
+	return o, nil
 }
 
 // InsertAPIKey stores a new key.

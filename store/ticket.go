@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"strconv"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -114,21 +115,33 @@ func (t *Ticket) Stock() Stock {
 	return s
 }
 
+// Statements behind StockOfDates, with the date ids bound as one
+// parameter: one text whatever the dates, prepared once per PostgreSQL
+// connection. SQLite has no arrays; it reads the ids from a JSON array.
+const (
+	stockOfDatesPG = `SELECT id, event_date_id, quantity, sold, held FROM tickets
+		WHERE event_date_id = ANY($1) ORDER BY event_date_id, id`
+	stockOfDatesSQLite = `SELECT id, event_date_id, quantity, sold, held FROM tickets
+		WHERE event_date_id IN (SELECT value FROM json_each($1)) ORDER BY event_date_id, id`
+)
+
 // StockOfDates returns the stock of the tickets of these dates, ordered
 // like TicketsOfDates: live availability for tickets whose other fields a
-// reader already has. Every GraphQL catalog read makes it, so the rows are
-// scanned by hand into a slice sized for four tickets a date rather than
-// by reflection into whole Tickets.
-func StockOfDates(ctx context.Context, db bun.IDB, dateIDs []int64) ([]Stock, error) {
+// reader already has. Every catalog read makes it, so the rows are scanned
+// by hand into a slice sized for four tickets a date rather than by
+// reflection into whole Tickets.
+func StockOfDates(ctx context.Context, db *DB, dateIDs []int64) ([]Stock, error) {
 	out := make([]Stock, 0, 4*len(dateIDs))
 	if len(dateIDs) == 0 {
 		return out, nil
 	}
-	rows, err := db.NewSelect().Model((*Ticket)(nil)).
-		Column("id", "event_date_id", "quantity", "sold", "held").
-		Where("t.event_date_id IN (?)", bun.List(dateIDs)).
-		Order("t.event_date_id", "t.id").
-		Rows(ctx)
+	var rows *sql.Rows
+	var err error
+	if db.Postgres() {
+		rows, err = db.queryBound(ctx, stockOfDatesPG, dateIDs)
+	} else {
+		rows, err = db.queryBound(ctx, stockOfDatesSQLite, jsonIDs(dateIDs))
+	}
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -141,6 +154,19 @@ func StockOfDates(ctx context.Context, db bun.IDB, dateIDs []int64) ([]Stock, er
 		out = append(out, s)
 	}
 	return out, translate(rows.Err())
+}
+
+// jsonIDs writes ids as a JSON array.
+func jsonIDs(ids []int64) string {
+	b := make([]byte, 0, 8*len(ids)+2)
+	b = append(b, '[')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(append(b, ']'))
 }
 
 // TicketsByIDs returns the tickets with these ids, ordered by id.
