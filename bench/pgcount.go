@@ -5,10 +5,13 @@ package main
 // no pg_stat_statements (it needs shared_preload_libraries and a restart), so
 // the benchmark puts this proxy between a second `boxoffice serve` and
 // PostgreSQL and reads the frontend messages: every simple Query ('Q') and
-// every Execute ('E', extended protocol) is one statement; Parse ('P') is a
-// prepare round trip. Statement texts come from the Query message, or from
-// Parse → Bind → Execute per connection, so the proxy can tell the server's
-// own statements from River's job polling and pool health-check pings.
+// every Execute ('E', extended protocol) is one statement; the Parse ('P') of
+// a named statement is a prepare round trip (pgx prepares a text before its
+// first execution and caches it). An unnamed Parse travels with its Bind and
+// Execute in one round trip, so it is not counted. Statement texts come from
+// the Query message, or from Parse → Bind → Execute per connection, so the
+// proxy can tell the server's own statements from River's job polling and
+// pool health-check pings.
 
 import (
 	"bufio"
@@ -188,7 +191,9 @@ func (c *pgCounter) forward(front, back net.Conn) error {
 			name := cstring(body, 0)
 			text := cstring(body, len(name)+1)
 			stmts[name] = text
-			c.record(kindParse, text)
+			if name != "" {
+				c.record(kindParse, text)
+			}
 		case 'B': // bind: portal\0 statement\0 ...
 			portal := cstring(body, 0)
 			stmt := cstring(body, len(portal)+1)

@@ -135,8 +135,8 @@ func (r *result) markdown() string {
 	b.WriteString("The server has no statement counter, and `pg_stat_statements` needs `shared_preload_libraries` and a " +
 		"PostgreSQL restart, so the benchmark runs a second `boxoffice serve` (same binary, same database) whose `DATABASE_URL` " +
 		"points at a PostgreSQL wire-protocol proxy in this process (bench/pgcount.go). The proxy reads every frontend message: " +
-		"each simple `Query` and each extended-protocol `Execute` is one statement (BEGIN/COMMIT included), each `Parse` a prepare " +
-		"round trip. Statement texts (from `Query`, or `Parse`→`Bind`→`Execute` per connection) separate the server's own " +
+		"each simple `Query` and each extended-protocol `Execute` is one statement (BEGIN/COMMIT included), each `Parse` of a named statement a prepare " +
+		"round trip (an unnamed one goes with its `Execute` in one round trip). Statement texts (from `Query`, or `Parse`→`Bind`→`Execute` per connection) separate the server's own " +
 		"statements from River's job polling and pool pings, which are excluded. Each endpoint gets 5 warm-up and 50 sequential " +
 		"requests, each sent twice in a row; the figure is the most common count of the first sending (a periodic job's statement " +
 		"landing in one request's window shows up only as a range), and \"repeated\" that of the second, when the catalog cache " +
