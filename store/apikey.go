@@ -51,22 +51,15 @@ const keyOwnerQuery = `SELECT k.id, k.environment, k.revoked_at IS NOT NULL, app
 // KeyOwnerByHash finds the key with this hash together with its app and
 // account; an unknown hash is ErrNotFound.
 func KeyOwnerByHash(ctx context.Context, db *DB, hash string) (*KeyOwner, error) {
-	rows, err := db.queryBound(ctx, keyOwnerQuery, hash)
-	if err != nil {
-		return nil, translate(err)
+	var o *KeyOwner
+	err := db.queryBound(ctx, keyOwnerQuery, []any{hash}, func(r row) error {
+		o = new(KeyOwner)
+		return r.Scan(&o.KeyID, &o.Environment, &o.Revoked, &o.AppID, &o.AppStatus, &o.AccountID, &o.AccountStatus)
+	})
+	if err == nil && o == nil {
+		err = ErrNotFound
 	}
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return nil, translate(err)
-		}
-		return nil, ErrNotFound
-	}
-	o := new(KeyOwner)
-	if err := rows.Scan(&o.KeyID, &o.Environment, &o.Revoked, &o.AppID, &o.AppStatus, &o.AccountID, &o.AccountStatus); err != nil {
-		return nil, translate(err)
-	}
-	return o, nil
+	return o, err
 }
 
 // InsertAPIKey stores a new key.

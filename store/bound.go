@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -16,21 +15,53 @@ func (db *DB) AddQueryHook(hook bun.QueryHook) {
 	db.hooks = append(db.hooks, hook)
 }
 
+// row is one row of a queryBound answer.
+type row interface{ Scan(dest ...any) error }
+
 // queryBound runs query with its arguments bound as parameters ($1…), not
-// written into its text as Bun does. It is for the hottest reads, whose
-// arguments (a key's hash, date ids) would make every text new: a fixed
-// text is parsed and planned once per PostgreSQL connection and then only
-// executed, kept in pgx's statement cache. Query hooks see it as they see
-// Bun's statements.
-func (db *DB) queryBound(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+// written into its text as Bun does, and calls each for every row. It is
+// for the hottest reads, whose arguments (a key's hash, date ids) would make
+// every text new: a fixed text is parsed and planned once per PostgreSQL
+// connection and then only executed, kept in pgx's statement cache. On
+// PostgreSQL it goes to the pgx pool directly, without database/sql's
+// connection bookkeeping and its goroutine per result. Query hooks see it
+// as they see Bun's statements.
+func (db *DB) queryBound(ctx context.Context, query string, args []any, each func(row) error) error {
 	event := &bun.QueryEvent{DB: db.DB, Query: query, QueryTemplate: query, QueryArgs: args, StartTime: time.Now()}
 	for _, h := range db.hooks {
 		ctx = h.BeforeQuery(ctx, event)
 	}
-	rows, err := db.DB.DB.QueryContext(ctx, query, args...)
+	err := db.eachRow(ctx, query, args, each)
 	event.Err = err
 	for i := len(db.hooks) - 1; i >= 0; i-- {
 		db.hooks[i].AfterQuery(ctx, event)
 	}
-	return rows, err
+	return translate(err)
+}
+
+func (db *DB) eachRow(ctx context.Context, query string, args []any, each func(row) error) error {
+	if db.Pool != nil {
+		rows, err := db.Pool.Query(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := each(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}
+	rows, err := db.DB.DB.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }

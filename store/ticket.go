@@ -135,25 +135,22 @@ func StockOfDates(ctx context.Context, db *DB, dateIDs []int64) ([]Stock, error)
 	if len(dateIDs) == 0 {
 		return out, nil
 	}
-	var rows *sql.Rows
-	var err error
-	if db.Postgres() {
-		rows, err = db.queryBound(ctx, stockOfDatesPG, dateIDs)
-	} else {
-		rows, err = db.queryBound(ctx, stockOfDatesSQLite, jsonIDs(dateIDs))
+	query, ids := stockOfDatesPG, any(dateIDs)
+	if !db.Postgres() {
+		query, ids = stockOfDatesSQLite, jsonIDs(dateIDs)
 	}
-	if err != nil {
-		return nil, translate(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err := db.queryBound(ctx, query, []any{ids}, func(r row) error {
 		var s Stock
-		if err := rows.Scan(&s.ID, &s.EventDateID, &s.Quantity, &s.Sold, &s.Held); err != nil {
-			return nil, translate(err)
+		if err := r.Scan(&s.ID, &s.EventDateID, &s.Quantity, &s.Sold, &s.Held); err != nil {
+			return err
 		}
 		out = append(out, s)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, translate(rows.Err())
+	return out, nil
 }
 
 // jsonIDs writes ids as a JSON array.
