@@ -276,15 +276,12 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, claim *idem
 	sess := s.session(order)
 	body, _ := json.Marshal(outcome{Status: http.StatusCreated, Session: sess, Currency: sess.Currency})
 
+	// The rows every checkout of a ticket contends for (its stock, and for
+	// live free carts the daily counters) are taken last, just before the
+	// commit: each holds its row lock until then, so concurrent checkouts of
+	// one ticket wait for an UPDATE and a commit, not for the order's inserts
+	// as well. A refusal rolls back everything before it.
 	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if c.Live() && k.free() {
-			if err := s.takeFreeQuota(ctx, tx, c, event.ID, req.Email, k.quantity, now); err != nil {
-				return err
-			}
-		}
-		if err := s.takeStock(ctx, tx, c, req, k, now); err != nil {
-			return err
-		}
 		if err := store.InsertOrder(ctx, tx, order, items); err != nil {
 			return err
 		}
@@ -294,7 +291,15 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, claim *idem
 				return err
 			}
 		}
-		return s.Idempotency.Complete(ctx, tx, claim, body)
+		if err := s.Idempotency.Complete(ctx, tx, claim, body); err != nil {
+			return err
+		}
+		if c.Live() && k.free() {
+			if err := s.takeFreeQuota(ctx, tx, c, event.ID, req.Email, k.quantity, now); err != nil {
+				return err
+			}
+		}
+		return s.takeStock(ctx, tx, c, req, k, now)
 	})
 	if err != nil {
 		return nil, err
