@@ -46,18 +46,24 @@ func (db *DB) eachRow(ctx context.Context, query string, args []any, each func(r
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			if err := each(rows); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
+		return eachOf(rows, each)
 	}
 	rows, err := db.DB.DB.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	return eachOf(rows, each)
+}
+
+// rowSet is what pgx's and database/sql's results share.
+type rowSet interface {
+	row
+	Next() bool
+	Err() error
+}
+
+func eachOf(rows rowSet, each func(row) error) error {
 	for rows.Next() {
 		if err := each(rows); err != nil {
 			return err
