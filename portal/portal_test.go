@@ -374,12 +374,19 @@ func TestSession(t *testing.T) {
 		})
 		t.Run("Purge", func(t *testing.T) {
 			t.Parallel()
-			f := setup(t, db, func(c *portal.Config) { c.SessionTTL = time.Minute })
+			// A database of its own: purging at this clock's time would
+			// delete the sessions of the subtests beside it, whose clocks
+			// are earlier (ErrExpired's failed about one run in ten).
+			kind := "sqlite"
+			if db.Postgres() {
+				kind = "postgres"
+			}
+			f := setup(t, storetest.MustOpen(t, kind), func(c *portal.Config) { c.SessionTTL = time.Minute })
 			sess := f.partner(t, "ama")
 			f.clock.Advance(time.Hour)
 			n, err := f.svc.PurgeSessions(context.Background())
 			require.NoError(t, err)
-			require.GreaterOrEqual(t, n, int64(1))
+			require.Equal(t, int64(1), n)
 			_, err = f.svc.Session(f.ctx, sess.Token)
 			requireErr(t, err, apperr.Unauthorized, "Sign in to continue.")
 		})
