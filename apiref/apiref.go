@@ -8,16 +8,11 @@ package apiref
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"html/template"
-	"io/fs"
 	"net/http"
-	"path"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/boxoffice/boxoffice/webpage"
 )
@@ -34,38 +29,8 @@ const (
 	referenceJS = "reference.js"
 )
 
-// asset is one embedded file with what its responses need.
-type asset struct {
-	body    []byte
-	etag    string // strong ETag, quoted
-	version string // short content hash, for cache-busting URLs
-}
-
-// assets maps a file name to its asset; it is read-only after init.
-var assets = loadAssets()
-
-func loadAssets() map[string]*asset {
-	entries, err := fs.ReadDir(assetFS, "assets")
-	if err != nil {
-		panic("apiref: " + err.Error())
-	}
-	m := make(map[string]*asset, len(entries))
-	for _, e := range entries {
-		body, err := assetFS.ReadFile("assets/" + e.Name())
-		if err != nil {
-			panic("apiref: " + err.Error())
-		}
-		sum := sha256.Sum256(body)
-		h := hex.EncodeToString(sum[:])
-		m[e.Name()] = &asset{body: body, etag: `"` + h + `"`, version: h[:12]}
-	}
-	for _, name := range []string{scalarJS, referenceJS} {
-		if m[name] == nil {
-			panic("apiref: missing embedded asset " + name)
-		}
-	}
-	return m
-}
+// assets are the embedded scripts; read-only after init.
+var assets = webpage.LoadAssets(assetFS, "assets", scalarJS, referenceJS)
 
 // Config says where the page finds what it shows.
 type Config struct {
@@ -166,41 +131,16 @@ func (h *handler) csp() string {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "405 method not allowed", http.StatusMethodNotAllowed)
+	if webpage.ReadOnly(w, r) {
 		return
 	}
 	if name, ok := strings.CutPrefix(r.URL.Path, h.cfg.AssetPrefix); ok {
-		h.serveAsset(w, r, name)
+		if !assets.Serve(w, r, name) {
+			webpage.NotFound(w, "There is no such file.")
+		}
 		return
 	}
-	hd := w.Header()
-	hd.Set("Content-Type", "text/html; charset=utf-8")
-	hd.Set("Cache-Control", "no-cache")
-	webpage.SetHeaders(hd, h.csp())
-	hd.Set("Content-Length", strconv.Itoa(len(h.page)))
-	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodGet {
-		_, _ = w.Write(h.page)
-	}
+	webpage.ServePage(w, r, h.page, h.csp())
 }
 
-func (h *handler) assetURL(name string) string {
-	return h.cfg.AssetPrefix + name + "?v=" + assets[name].version
-}
-
-func (h *handler) serveAsset(w http.ResponseWriter, r *http.Request, name string) {
-	a := assets[name]
-	if a == nil || path.Ext(name) != ".js" {
-		http.NotFound(w, r)
-		return
-	}
-	hd := w.Header()
-	hd.Set("Content-Type", "text/javascript; charset=utf-8")
-	hd.Set("Cache-Control", "public, max-age=31536000, immutable")
-	hd.Set("ETag", a.etag)
-	hd.Set("X-Content-Type-Options", "nosniff")
-	// ServeContent handles HEAD, If-None-Match and Range.
-	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.body))
-}
+func (h *handler) assetURL(name string) string { return assets.URL(h.cfg.AssetPrefix, name) }

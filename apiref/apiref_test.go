@@ -1,6 +1,8 @@
 package apiref
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -33,8 +35,8 @@ func TestPage(t *testing.T) {
 	for _, want := range []string{
 		"<title>Boxoffice API reference</title>",
 		`<div id="reference" data-document="/api/v1/openapi.json"></div>`,
-		`<script src="/docs/assets/scalar-api-reference.js?v=` + assets[scalarJS].version + `"></script>`,
-		`<script src="/docs/assets/reference.js?v=` + assets[referenceJS].version + `"></script>`,
+		`<script src="/docs/assets/scalar-api-reference.js?v=` + assets.Version(scalarJS) + `"></script>`,
+		`<script src="/docs/assets/reference.js?v=` + assets.Version(referenceJS) + `"></script>`,
 	} {
 		require.Contains(t, body, want)
 	}
@@ -91,21 +93,24 @@ func TestAssets(t *testing.T) {
 	h := Handler(testConfig)
 	for _, name := range []string{scalarJS, referenceJS} {
 		t.Run(name, func(t *testing.T) {
-			rec := serve(t, h, http.MethodGet, "/docs/assets/"+name+"?v="+assets[name].version, nil)
+			body := embedded(t, name)
+			sum := sha256.Sum256(body)
+			etag := `"` + hex.EncodeToString(sum[:]) + `"`
+			rec := serve(t, h, http.MethodGet, "/docs/assets/"+name+"?v="+assets.Version(name), nil)
 			require.Equal(t, http.StatusOK, rec.Code)
 			require.Equal(t, "text/javascript; charset=utf-8", rec.Header().Get("Content-Type"))
 			require.Equal(t, "public, max-age=31536000, immutable", rec.Header().Get("Cache-Control"))
-			require.Equal(t, assets[name].etag, rec.Header().Get("ETag"))
-			require.Equal(t, assets[name].body, rec.Body.Bytes())
+			require.Equal(t, etag, rec.Header().Get("ETag"))
+			require.Equal(t, body, rec.Body.Bytes())
 
-			notModified := serve(t, h, http.MethodGet, "/docs/assets/"+name, map[string]string{"If-None-Match": assets[name].etag})
+			notModified := serve(t, h, http.MethodGet, "/docs/assets/"+name, map[string]string{"If-None-Match": etag})
 			require.Equal(t, http.StatusNotModified, notModified.Code)
 		})
 	}
 	// The bundle is Scalar's standalone build, which mounts through this global.
-	require.Contains(t, string(assets[scalarJS].body), "window.Scalar={createApiReference:")
+	require.Contains(t, string(embedded(t, scalarJS)), "window.Scalar={createApiReference:")
 	// The mounting script keeps the page offline.
-	mount := string(assets[referenceJS].body)
+	mount := string(embedded(t, referenceJS))
 	for _, want := range []string{"withDefaultFonts: false", "telemetry: false", "agent: { disabled: true }",
 		"mcp: { disabled: true }", "hideClientButton: true", `preferredSecurityScheme: "ApiKeyAuth"`} {
 		require.Contains(t, mount, want)
@@ -121,4 +126,12 @@ func TestNotFoundAndMethods(t *testing.T) {
 	require.Equal(t, http.StatusMethodNotAllowed, rec.Code)
 	require.Equal(t, "GET, HEAD", rec.Header().Get("Allow"))
 	require.Panics(t, func() { Handler(Config{AssetPrefix: "docs/assets/"}) })
+}
+
+// embedded returns the embedded file name, as the binary holds it.
+func embedded(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := assetFS.ReadFile("assets/" + name)
+	require.NoError(t, err)
+	return b
 }

@@ -9,16 +9,11 @@ package playground
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"html/template"
-	"io/fs"
 	"net/http"
-	"path"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/boxoffice/boxoffice/webpage"
 )
@@ -37,46 +32,8 @@ const (
 	reactDOMJS  = "react-dom.production.min.js"
 )
 
-// asset is one embedded file with what its responses need.
-type asset struct {
-	body        []byte
-	contentType string
-	etag        string // strong ETag, quoted
-	version     string // short content hash, for cache-busting URLs
-}
-
-// assets maps a file name to its asset; it is read-only after init.
-var assets = loadAssets()
-
-func loadAssets() map[string]*asset {
-	entries, err := fs.ReadDir(assetFS, "assets")
-	if err != nil {
-		panic("playground: " + err.Error())
-	}
-	m := make(map[string]*asset, len(entries))
-	for _, e := range entries {
-		body, err := assetFS.ReadFile("assets/" + e.Name())
-		if err != nil {
-			panic("playground: " + err.Error())
-		}
-		sum := sha256.Sum256(body)
-		h := hex.EncodeToString(sum[:])
-		ct := "application/octet-stream"
-		switch path.Ext(e.Name()) {
-		case ".js":
-			ct = "text/javascript; charset=utf-8"
-		case ".css":
-			ct = "text/css; charset=utf-8"
-		}
-		m[e.Name()] = &asset{body: body, contentType: ct, etag: `"` + h + `"`, version: h[:12]}
-	}
-	for _, name := range []string{graphiqlJS, graphiqlCSS, reactJS, reactDOMJS} {
-		if m[name] == nil {
-			panic("playground: missing embedded asset " + name)
-		}
-	}
-	return m
-}
+// assets are the embedded bundles; read-only after init.
+var assets = webpage.LoadAssets(assetFS, "assets", graphiqlJS, graphiqlCSS, reactJS, reactDOMJS)
 
 // KeyStorage is the localStorage item where the page keeps the pasted API
 // key, in the browser only.
@@ -293,9 +250,7 @@ func Handler(endpoint, assetPrefix string, opts ...Option) http.Handler {
 	if !strings.HasSuffix(assetPrefix, "/") {
 		assetPrefix += "/"
 	}
-	assetURL := func(name string) string {
-		return assetPrefix + name + "?v=" + assets[name].version
-	}
+	assetURL := func(name string) string { return assets.URL(assetPrefix, name) }
 	var buf bytes.Buffer
 	if err := pageTemplate.Execute(&buf, pageData{
 		Endpoint:        endpoint,
@@ -351,33 +306,14 @@ type handler struct {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "405 method not allowed", http.StatusMethodNotAllowed)
+	if webpage.ReadOnly(w, r) {
 		return
 	}
 	if name, ok := strings.CutPrefix(r.URL.Path, h.assetPrefix); ok {
-		a := assets[name]
-		if a == nil {
-			http.NotFound(w, r)
-			return
+		if !assets.Serve(w, r, name) {
+			webpage.NotFound(w, "There is no such file.")
 		}
-		hd := w.Header()
-		hd.Set("Content-Type", a.contentType)
-		hd.Set("Cache-Control", "public, max-age=31536000, immutable")
-		hd.Set("ETag", a.etag)
-		hd.Set("X-Content-Type-Options", "nosniff")
-		// ServeContent handles HEAD, If-None-Match and Range.
-		http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.body))
 		return
 	}
-	hd := w.Header()
-	hd.Set("Content-Type", "text/html; charset=utf-8")
-	hd.Set("Cache-Control", "no-cache")
-	webpage.SetHeaders(hd, h.csp)
-	hd.Set("Content-Length", strconv.Itoa(len(h.page)))
-	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodGet {
-		w.Write(h.page)
-	}
+	webpage.ServePage(w, r, h.page, h.csp)
 }

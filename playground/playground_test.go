@@ -119,7 +119,7 @@ func TestAssets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, target := range []string{testPrefix + tt.name, testPrefix + tt.name + "?v=" + assets[tt.name].version} {
+			for _, target := range []string{testPrefix + tt.name, testPrefix + tt.name + "?v=" + assets.Version(tt.name)} {
 				rec := serve(t, h, http.MethodGet, target, nil)
 				if rec.Code != http.StatusOK {
 					t.Fatalf("GET %s status = %d, want 200", target, rec.Code)

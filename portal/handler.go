@@ -46,7 +46,7 @@ func (h *Handler) Routes() http.Handler {
 		h.message(w, r, http.StatusMethodNotAllowed, "Not allowed", "This page does not answer that method.")
 	})
 
-	r.Get("/assets/{name}", serveAsset)
+	r.Get("/assets/{name}", h.serveAsset)
 	r.Get("/", h.home)
 	r.Get("/signin", h.signInForm)
 	r.Post("/signin", h.signIn)

@@ -2,9 +2,7 @@ package portal
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -19,6 +17,7 @@ import (
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/webpage"
 	"github.com/go-chi/chi/v5"
 )
 
@@ -31,45 +30,15 @@ var assetFS embed.FS
 // AssetPrefix is the URL path the portal's stylesheet and script are served under.
 const AssetPrefix = "/portal/assets/"
 
-// asset is one embedded file with what its responses need.
-type asset struct {
-	body        []byte
-	contentType string
-	version     string // short content hash, for cache-busting URLs
-}
-
-var assets = func() map[string]*asset {
-	entries, err := fs.ReadDir(assetFS, "assets")
-	if err != nil {
-		panic("portal: " + err.Error())
-	}
-	m := map[string]*asset{}
-	for _, e := range entries {
-		body, err := assetFS.ReadFile("assets/" + e.Name())
-		if err != nil {
-			panic("portal: " + err.Error())
-		}
-		sum := sha256.Sum256(body)
-		ct := "text/css; charset=utf-8"
-		if path.Ext(e.Name()) == ".js" {
-			ct = "text/javascript; charset=utf-8"
-		}
-		m[e.Name()] = &asset{body: body, contentType: ct, version: hex.EncodeToString(sum[:6])}
-	}
-	return m
-}()
+// assets are the portal's stylesheet and script; read-only after init.
+var assets = webpage.LoadAssets(assetFS, "assets")
 
 // serveAsset answers GET /portal/assets/{name}: a content-hashed URL, so it
 // may be cached for good.
-func serveAsset(w http.ResponseWriter, r *http.Request) {
-	a := assets[chi.URLParam(r, "name")]
-	if a == nil {
-		http.NotFound(w, r)
-		return
+func (h *Handler) serveAsset(w http.ResponseWriter, r *http.Request) {
+	if !assets.Serve(w, r, chi.URLParam(r, "name")) {
+		h.message(w, r, http.StatusNotFound, "Not found", "There is no such file.")
 	}
-	w.Header().Set("Content-Type", a.contentType)
-	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
 }
 
 // fieldView is what the "field" template renders.
@@ -80,13 +49,7 @@ type fieldView struct {
 }
 
 var funcs = template.FuncMap{
-	"asset": func(name string) string {
-		a := assets[name]
-		if a == nil {
-			panic("portal: no asset " + name)
-		}
-		return AssetPrefix + name + "?v=" + a.version
-	},
+	"asset": func(name string) string { return assets.URL(AssetPrefix, name) },
 	"field": func(p *page, name, label, typ, auto, hint string, required bool) fieldView {
 		return fieldView{Page: p, Name: name, Label: label, Type: typ, Auto: auto, Hint: hint, Required: required}
 	},

@@ -630,7 +630,7 @@ func TestPortalPages(t *testing.T) {
 		{"/portal/reset/nope", "text/html; charset=utf-8", http.StatusNotFound},
 		{"/portal/assets/portal.css", "text/css; charset=utf-8", http.StatusOK},
 		{"/portal/assets/portal.js", "text/javascript; charset=utf-8", http.StatusOK},
-		{"/portal/assets/nope.js", "text/plain; charset=utf-8", http.StatusNotFound},
+		{"/portal/assets/nope.js", "text/html; charset=utf-8", http.StatusNotFound},
 	} {
 		res := p.get(tt.path)
 		require.Equal(t, tt.status, res.Status, tt.path)
