@@ -339,30 +339,8 @@ func accountsCommand(stdout, stderr io.Writer) *cli.Command {
 					return nil
 				}),
 			},
-			{
-				Name:      "set-status",
-				Usage:     "change an account's status",
-				ArgsUsage: "ID active|pending_approval|disabled",
-				Flags:     []cli.Flag{jsonFlag()},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
-					a, err := args(cmd, "ID", "STATUS")
-					if err != nil {
-						return err
-					}
-					id, err := parseID("account", a[0])
-					if err != nil {
-						return err
-					}
-					if err := m.Provision.SetAccountStatus(ctx, id, a[1]); err != nil {
-						return err
-					}
-					if cmd.Bool("json") {
-						return printJSON(stdout, map[string]any{"id": id, "status": a[1]})
-					}
-					fmt.Fprintf(stdout, "account %d is %s\n", id, a[1])
-					return nil
-				}),
-			},
+			setStatusCommand(stdout, stderr, "account", "change an account's status", "active|pending_approval|disabled",
+				func(m *Main) func(context.Context, int64, string) error { return m.Provision.SetAccountStatus }),
 		},
 	}
 }
@@ -532,31 +510,38 @@ func appsCommand(stdout, stderr io.Writer) *cli.Command {
 					return nil
 				}),
 			},
-			{
-				Name:      "set-status",
-				Usage:     "suspend or reactivate an app",
-				ArgsUsage: "ID active|suspended",
-				Flags:     []cli.Flag{jsonFlag()},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
-					a, err := args(cmd, "ID", "STATUS")
-					if err != nil {
-						return err
-					}
-					id, err := parseID("app", a[0])
-					if err != nil {
-						return err
-					}
-					if err := m.Provision.SetAppStatus(ctx, id, a[1]); err != nil {
-						return err
-					}
-					if cmd.Bool("json") {
-						return printJSON(stdout, map[string]any{"id": id, "status": a[1]})
-					}
-					fmt.Fprintf(stdout, "app %d is %s\n", id, a[1])
-					return nil
-				}),
-			},
+			setStatusCommand(stdout, stderr, "app", "suspend or reactivate an app", "active|suspended",
+				func(m *Main) func(context.Context, int64, string) error { return m.Provision.SetAppStatus }),
 		},
+	}
+}
+
+// setStatusCommand is "set-status ID STATUS" of accounts and apps: set
+// changes the status of the noun with that id and says so.
+func setStatusCommand(stdout, stderr io.Writer, noun, usage, statuses string, set func(m *Main) func(context.Context, int64, string) error) *cli.Command {
+	return &cli.Command{
+		Name:      "set-status",
+		Usage:     usage,
+		ArgsUsage: "ID " + statuses,
+		Flags:     []cli.Flag{jsonFlag()},
+		Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+			a, err := args(cmd, "ID", "STATUS")
+			if err != nil {
+				return err
+			}
+			id, err := parseID(noun, a[0])
+			if err != nil {
+				return err
+			}
+			if err := set(m)(ctx, id, a[1]); err != nil {
+				return err
+			}
+			if cmd.Bool("json") {
+				return printJSON(stdout, map[string]any{"id": id, "status": a[1]})
+			}
+			fmt.Fprintf(stdout, "%s %d is %s\n", noun, id, a[1])
+			return nil
+		}),
 	}
 }
 
