@@ -168,24 +168,20 @@ func (r *Resolver) eventsConnection(ctx context.Context, p catalog.ListParams) (
 // EventBySlug is Query.eventBySlug: the newest visible event with this slug.
 // Errors: event_not_found.
 func (r *Resolver) EventBySlug(ctx context.Context, slug string) (*model.Event, error) {
-	return catalog.Cached(ctx, loaders.For(ctx).Cache, slugKey(slug), one, func() (*model.Event, error) {
-		e, err := r.Catalog.EventBySlug(ctx, slug)
-		if err != nil {
-			return nil, err
-		}
-		evs, err := r.events(ctx, []store.Event{*e})
-		if err != nil {
-			return nil, err
-		}
-		return evs[0], nil
-	})
+	return r.event(ctx, slugKey(slug), func() (*store.Event, error) { return r.Catalog.EventBySlug(ctx, slug) })
 }
 
 // EventByID is Query.event and GET /events/{id}.
 // Errors: event_not_found.
 func (r *Resolver) EventByID(ctx context.Context, id int64) (*model.Event, error) {
-	return catalog.Cached(ctx, loaders.For(ctx).Cache, eventKey(id), one, func() (*model.Event, error) {
-		e, err := r.Catalog.Event(ctx, id)
+	return r.event(ctx, eventKey(id), func() (*store.Event, error) { return r.Catalog.Event(ctx, id) })
+}
+
+// event converts the one event read finds, kept in the catalog cache under
+// key.
+func (r *Resolver) event(ctx context.Context, key any, read func() (*store.Event, error)) (*model.Event, error) {
+	return catalog.Cached(ctx, loaders.For(ctx).Cache, key, one, func() (*model.Event, error) {
+		e, err := read()
 		if err != nil {
 			return nil, err
 		}
