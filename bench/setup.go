@@ -75,6 +75,46 @@ func createBenchDB(ctx context.Context, adminURL, db string) (string, error) {
 	return u.String(), nil
 }
 
+// prepareRun builds the server binary into dir/.bin and creates the
+// database name, as every benchmark run begins. drop drops the database
+// again and says so, or is nil when keep is set (BENCH_KEEP_DB).
+func prepareRun(ctx context.Context, dir, root, adminURL, name string, keep bool) (bin, dbURL string, drop func() error, err error) {
+	binDir := filepath.Join(dir, ".bin")
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		return "", "", nil, err
+	}
+	bin = filepath.Join(binDir, "boxoffice")
+	step("building %s", bin)
+	if err := buildBinary(ctx, root, bin); err != nil {
+		return "", "", nil, err
+	}
+	step("creating database %s", name)
+	if dbURL, err = createBenchDB(ctx, adminURL, name); err != nil {
+		return "", "", nil, err
+	}
+	if !keep {
+		drop = func() error {
+			if err := dropBenchDB(context.Background(), adminURL, name); err != nil {
+				return err
+			}
+			step("dropped database %s", name)
+			return nil
+		}
+	}
+	return bin, dbURL, drop, nil
+}
+
+// joinErr runs f, unless it is nil, and adds its error to *err: for a
+// deferred cleanup whose failure must not be lost.
+func joinErr(err *error, f func() error) {
+	if f == nil {
+		return
+	}
+	if ferr := f(); ferr != nil {
+		*err = errors.Join(*err, ferr)
+	}
+}
+
 func dropBenchDB(ctx context.Context, adminURL, db string) error {
 	return adminExec(ctx, adminURL, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
 }
