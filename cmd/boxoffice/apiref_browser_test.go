@@ -83,12 +83,7 @@ func TestAPIReferenceInBrowser(t *testing.T) {
 			}
 		}
 	})
-	run := func(step string, actions ...chromedp.Action) {
-		t.Helper()
-		start := time.Now()
-		require.NoError(t, chromedp.Run(ctx, actions...), "browser: %s", step)
-		t.Logf("browser: %s (%s)", step, time.Since(start).Round(time.Millisecond))
-	}
+	run := browserSteps(t, ctx)
 
 	var text string
 	run("open /docs",

@@ -114,6 +114,18 @@ func newChromium(t *testing.T, execPath string, extra ...chromedp.ExecAllocatorO
 	return ctx
 }
 
+// browserSteps returns a function that runs one named step of actions in
+// ctx's browser, failing the test with the step's name, and logs how long
+// it took.
+func browserSteps(t *testing.T, ctx context.Context) func(step string, actions ...chromedp.Action) {
+	return func(step string, actions ...chromedp.Action) {
+		t.Helper()
+		start := time.Now()
+		require.NoError(t, chromedp.Run(ctx, actions...), "browser: %s", step)
+		t.Logf("browser: %s (%s)", step, time.Since(start).Round(time.Millisecond))
+	}
+}
+
 // keepScreenshot writes png to the test's temporary directory and, when
 // BOXOFFICE_SCREENSHOTS is set, to that directory too.
 func keepScreenshot(t *testing.T, tmp, name string, png []byte) {
@@ -162,12 +174,7 @@ func TestSandboxPageInBrowser(t *testing.T) {
 	ctx := newChromium(t, execPath,
 		chromedp.Flag("host-resolver-rules", fmt.Sprintf("MAP partner.example:443 127.0.0.1:%d", partnerPort)))
 	shots := t.TempDir()
-	run := func(step string, actions ...chromedp.Action) {
-		t.Helper()
-		start := time.Now()
-		require.NoError(t, chromedp.Run(ctx, actions...), "browser: %s", step)
-		t.Logf("browser: %s (%s)", step, time.Since(start).Round(time.Millisecond))
-	}
+	run := browserSteps(t, ctx)
 
 	res := tb.checkout(t, tb.testKey, newIdemKey(), tb.highlife(2))
 	require.Equal(t, http.StatusCreated, res.Status, "checkout: %s", res.Raw)
@@ -224,10 +231,7 @@ func TestPlaygroundSubscriptionInBrowser(t *testing.T) {
 	date, reg := tb.demo.Catalog.EventDates["DEMO-HIGHLIFE-1"], tb.demo.Catalog.Tickets["DEMO-HIGHLIFE-REG"]
 
 	ctx := newChromium(t, execPath)
-	run := func(step string, actions ...chromedp.Action) {
-		t.Helper()
-		require.NoError(t, chromedp.Run(ctx, actions...), "browser: %s", step)
-	}
+	run := browserSteps(t, ctx)
 	// result is the result pane's text once it contains want.
 	result := func(step, want string) string {
 		t.Helper()

@@ -50,12 +50,7 @@ func TestReturnPagesInBrowser(t *testing.T) {
 	ctx := newChromium(t, execPath, chromedp.Flag("host-resolver-rules", fmt.Sprintf("MAP partner.example:443 127.0.0.1:%d, MAP boxoffice.test:80 127.0.0.1:%d",
 		partner.Listener.Addr().(*net.TCPAddr).Port, tb.srv.Listener.Addr().(*net.TCPAddr).Port)))
 	shots := t.TempDir()
-	run := func(step string, actions ...chromedp.Action) {
-		t.Helper()
-		start := time.Now()
-		require.NoError(t, chromedp.Run(ctx, actions...), "browser: %s", step)
-		t.Logf("browser: %s (%s)", step, time.Since(start).Round(time.Millisecond))
-	}
+	run := browserSteps(t, ctx)
 	run("watch for CSP violations", chromedp.ActionFunc(func(ctx context.Context) error {
 		_, err := page.AddScriptToEvaluateOnNewDocument(cspWatch).Do(ctx)
 		return err

@@ -22,12 +22,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	tb := setup(t, storetest.MustOpen(t, "sqlite"))
 
 	ctx := newChromium(t, execPath)
-	run := func(step string, actions ...chromedp.Action) {
-		t.Helper()
-		start := time.Now()
-		require.NoError(t, chromedp.Run(ctx, actions...), "browser: %s", step)
-		t.Logf("browser: %s (%s)", step, time.Since(start).Round(time.Millisecond))
-	}
+	run := browserSteps(t, ctx)
 	shot := func(name string) {
 		t.Helper()
 		var png []byte

@@ -37,12 +37,7 @@ func TestPortalInBrowser(t *testing.T) {
 		}
 	})
 	shots := t.TempDir()
-	run := func(step string, actions ...chromedp.Action) {
-		t.Helper()
-		start := time.Now()
-		require.NoError(t, chromedp.Run(ctx, actions...), "browser: %s", step)
-		t.Logf("browser: %s (%s)", step, time.Since(start).Round(time.Millisecond))
-	}
+	run := browserSteps(t, ctx)
 	// shoot keeps a full-page screenshot at a phone's width and a
 	// desktop's.
 	shoot := func(name string) {
