@@ -18,9 +18,6 @@ import (
 type Service struct {
 	DB  *store.DB
 	Now func() time.Time
-	// Cache keeps what readers derive from the catalog between changes;
-	// nil keeps nothing.
-	Cache *Cache
 }
 
 // Event returns a visible event.

@@ -24,13 +24,14 @@ import (
 // caches, in bytes.
 const QueryCacheBytes = 16 << 20
 
-// NewHandler returns the /graphql HTTP handler over the resolvers: GraphQL
+// NewHandler returns the /graphql HTTP handler over cfg (the resolvers and
+// their complexity estimates): GraphQL
 // over HTTP (httpTransport: POST, GET for queries; OPTIONS), subscriptions
 // over WebSocket (live), a parsed-query cache, introspection on, depth and
 // complexity limits, automatic persisted queries, errors shaped by Present
 // and panics turned into internal_error, plus any further extensions.
-func NewHandler(root ResolverRoot, log *slog.Logger, limits DocumentLimits, live Live, exts ...graphql.HandlerExtension) http.Handler {
-	srv := handler.New(NewExecutableSchema(Config{Resolvers: root, Complexity: complexity()}))
+func NewHandler(cfg Config, log *slog.Logger, limits DocumentLimits, live Live, exts ...graphql.HandlerExtension) http.Handler {
+	srv := handler.New(NewExecutableSchema(cfg))
 	if live.Hub != nil {
 		srv.AddTransport(live.transport(log))
 	}

@@ -5,8 +5,10 @@ package loaders
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/boxoffice/boxoffice/catalog"
@@ -28,18 +30,15 @@ type Loaders struct {
 	Venue *Loader[*store.Venue]
 	// Stock maps an event date id to the stock columns of its tickets.
 	Stock *Loader[[]store.Stock]
-	// Cache is this request's view of the catalog cache.
-	Cache *catalog.Snapshot
 }
 
 // New returns fresh loaders over the catalog service.
 func New(c *catalog.Service) *Loaders {
 	return &Loaders{
-		Dates:   newLoader(c.ActiveDates, wait),
-		Tickets: newLoader(c.Tickets, wait),
-		Venue:   newLoader(c.Venues, wait),
-		Stock:   newLoader(c.Stock, wait),
-		Cache:   c.Cache.Snapshot(),
+		Dates:   newLoader("Dates", c.ActiveDates, wait),
+		Tickets: newLoader("Tickets", c.Tickets, wait),
+		Venue:   newLoader("Venue", c.Venues, wait),
+		Stock:   newLoader("Stock", c.Stock, wait),
 	}
 }
 
@@ -77,6 +76,7 @@ func (l *Loaders) PrimeStock(ctx context.Context, dateIDs []int64) error {
 // is fetched in one call, and every later Load of those keys is answered
 // without a query.
 type Loader[V any] struct {
+	name  string
 	dl    *dataloader.Loader[int64, V]
 	fetch func(context.Context, []int64) (map[int64]V, error)
 	mu    sync.Mutex
@@ -85,7 +85,7 @@ type Loader[V any] struct {
 
 // newLoader adapts a batch function returning a map into a Loader; a key
 // absent from the map gets the zero value.
-func newLoader[V any](fetch func(context.Context, []int64) (map[int64]V, error), d time.Duration) *Loader[V] {
+func newLoader[V any](name string, fetch func(context.Context, []int64) (map[int64]V, error), d time.Duration) *Loader[V] {
 	batch := func(ctx context.Context, keys []int64) []*dataloader.Result[V] {
 		out := make([]*dataloader.Result[V], len(keys))
 		found, err := fetch(ctx, keys)
@@ -99,19 +99,32 @@ func newLoader[V any](fetch func(context.Context, []int64) (map[int64]V, error),
 			dataloader.WithWait[int64, V](d),
 			dataloader.WithBatchCapacity[int64, V](1000),
 		),
+		name:  name,
 		fetch: fetch,
 		have:  map[int64]V{},
 	}
 }
 
+// Strict makes Load of a key no parent primed an error instead of a batch
+// window: every test binary runs strict, so a field that reads a loader
+// without its parent priming it (resolvers' field-needs table) fails the
+// tests that reach it instead of costing a wait and a statement of its
+// own in production, where the batch window stays as the fallback.
+var Strict = testing.Testing()
+
 // Load returns a thunk for key: at once when the key was handed over by
-// Now, otherwise through the dataloader's batch window.
+// Now, otherwise through the dataloader's batch window (an error when
+// Strict).
 func (l *Loader[V]) Load(ctx context.Context, key int64) dataloader.Thunk[V] {
 	l.mu.Lock()
 	v, ok := l.have[key]
 	l.mu.Unlock()
 	if ok {
 		return func() (V, error) { return v, nil }
+	}
+	if Strict {
+		err := fmt.Errorf("loaders: %s of %d was loaded but not primed by its parent (resolvers' field-needs table)", l.name, key)
+		return func() (V, error) { var zero V; return zero, err }
 	}
 	return l.dl.Load(ctx, key)
 }

@@ -4,9 +4,9 @@ import (
 	"context"
 
 	"github.com/boxoffice/boxoffice/catalog"
-	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/graph/model"
 	"github.com/boxoffice/boxoffice/loaders"
+	"github.com/boxoffice/boxoffice/readcache"
 	"github.com/boxoffice/boxoffice/store"
 )
 
@@ -57,7 +57,7 @@ func (r *Resolver) eventDates(ctx context.Context, dates []store.EventDate, tz s
 	return out, nil
 }
 
-// Keys of what the catalog cache keeps (catalog.Cache): converted API
+// Keys of what the catalog cache keeps (readcache.Cache): converted API
 // values, shared by every request until the catalog changes.
 type (
 	pageKey  catalog.ListParams // *model.EventPage
@@ -84,7 +84,7 @@ func (r *Resolver) EventsPage(ctx context.Context, req catalog.ListRequest) (*mo
 	if err != nil {
 		return nil, err
 	}
-	return catalog.Cached(ctx, loaders.For(ctx).Cache, pageKey(p),
+	return readcache.Cached(ctx, readcache.For(ctx), pageKey(p),
 		func(pg *model.EventPage) int { return rows(pg.Nodes) },
 		func() (*model.EventPage, error) { return r.eventsPage(ctx, p) })
 }
@@ -99,7 +99,7 @@ func (r *Resolver) EventsPageEncoded(ctx context.Context, req catalog.ListReques
 	if err != nil {
 		return nil, err
 	}
-	return catalog.Cached(ctx, loaders.For(ctx).Cache, encodedKey(p),
+	return readcache.Cached(ctx, readcache.For(ctx), encodedKey(p),
 		func(b []byte) int { return cap(b)/512 + 1 },
 		func() ([]byte, error) {
 			page, err := r.EventsPage(ctx, req)
@@ -137,7 +137,7 @@ func (r *Resolver) EventsConnection(ctx context.Context, req catalog.ListRequest
 	if err != nil {
 		return nil, err
 	}
-	return catalog.Cached(ctx, loaders.For(ctx).Cache, connKey(p),
+	return readcache.Cached(ctx, readcache.For(ctx), connKey(p),
 		func(c *model.EventConnection) int { return rows(c.Edges) },
 		func() (*model.EventConnection, error) { return r.eventsConnection(ctx, p) })
 }
@@ -180,7 +180,7 @@ func (r *Resolver) EventByID(ctx context.Context, id int64) (*model.Event, error
 // event converts the one event read finds, kept in the catalog cache under
 // key.
 func (r *Resolver) event(ctx context.Context, key any, read func() (*store.Event, error)) (*model.Event, error) {
-	return catalog.Cached(ctx, loaders.For(ctx).Cache, key, one, func() (*model.Event, error) {
+	return readcache.Cached(ctx, readcache.For(ctx), key, one, func() (*model.Event, error) {
 		e, err := read()
 		if err != nil {
 			return nil, err
@@ -196,7 +196,7 @@ func (r *Resolver) event(ctx context.Context, key any, read func() (*store.Event
 // EventDateByID is Query.eventDate and the date of GET /event-dates/{id}/tickets.
 // Errors: event_date_not_found.
 func (r *Resolver) EventDateByID(ctx context.Context, id int64) (*model.EventDate, error) {
-	return catalog.Cached(ctx, loaders.For(ctx).Cache, dateKey(id), one, func() (*model.EventDate, error) {
+	return readcache.Cached(ctx, readcache.For(ctx), dateKey(id), one, func() (*model.EventDate, error) {
 		d, e, err := r.Catalog.EventDate(ctx, id)
 		if err != nil {
 			return nil, err
@@ -209,12 +209,23 @@ func (r *Resolver) EventDateByID(ctx context.Context, id int64) (*model.EventDat
 	})
 }
 
-// Dates is Event.dates and GET /events/{id}/dates: the event's upcoming
-// active dates, or all its active dates when includePast.
+// Dates is Event.dates: the event's upcoming active dates, or all its
+// active dates when includePast, primed by the query field that returned
+// the event.
 func (r *Resolver) Dates(ctx context.Context, ev *model.Event, includePast bool) ([]*model.EventDate, error) {
+	return r.dates(ctx, ev, includePast, false)
+}
+
+// DatesNow is GET /events/{id}/dates: Dates of one event, read at once
+// (the event may have come from the catalog cache, without its dates).
+func (r *Resolver) DatesNow(ctx context.Context, ev *model.Event, includePast bool) ([]*model.EventDate, error) {
+	return r.dates(ctx, ev, includePast, true)
+}
+
+func (r *Resolver) dates(ctx context.Context, ev *model.Event, includePast, now bool) ([]*model.EventDate, error) {
 	l := loaders.For(ctx)
-	return catalog.Cached(ctx, l.Cache, datesKey{int64(ev.ID), includePast}, rows, func() ([]*model.EventDate, error) {
-		all, err := l.Dates.Load(ctx, int64(ev.ID))()
+	return readcache.Cached(ctx, readcache.For(ctx), datesKey{int64(ev.ID), includePast}, rows, func() ([]*model.EventDate, error) {
+		all, err := loadOne(ctx, l.Dates, int64(ev.ID), now)
 		if err != nil {
 			return nil, err
 		}
@@ -228,7 +239,7 @@ func (r *Resolver) Venue(ctx context.Context, d *model.EventDate) (*model.Venue,
 		return nil, nil
 	}
 	l := loaders.For(ctx)
-	return catalog.Cached(ctx, l.Cache, venueKey(*d.VenueID), one, func() (*model.Venue, error) {
+	return readcache.Cached(ctx, readcache.For(ctx), venueKey(*d.VenueID), one, func() (*model.Venue, error) {
 		v, err := l.Venue.Load(ctx, int64(*d.VenueID))()
 		if err != nil || v == nil {
 			return nil, err
@@ -268,13 +279,13 @@ func loadOne[V any](ctx context.Context, ld *loaders.Loader[V], id int64, now bo
 func (r *Resolver) tickets(ctx context.Context, d *model.EventDate, now bool) ([]*model.Ticket, error) {
 	l := loaders.For(ctx)
 	id := int64(d.ID)
-	if kept, hit := l.Cache.Get(ctx, ticketsKey(id)); hit {
+	if kept, hit := readcache.For(ctx).Get(ctx, ticketsKey(id)); hit {
 		stock, err := loadOne(ctx, l.Stock, id, now)
 		if err != nil {
 			return nil, err
 		}
 		if out, ok := withStock(kept.([]*model.Ticket), stock); ok {
-			graph.SawStock(ctx, id, stock)
+			readcache.SawStock(ctx, id, stock)
 			return out, nil
 		}
 	}
@@ -282,17 +293,17 @@ func (r *Resolver) tickets(ctx context.Context, d *model.EventDate, now bool) ([
 	if err != nil {
 		return nil, err
 	}
-	if graph.Recording(ctx) {
+	if readcache.Recording(ctx) {
 		stock := make([]store.Stock, len(ts))
 		for i := range ts {
 			stock[i] = ts[i].Stock()
 		}
-		graph.SawStock(ctx, id, stock)
+		readcache.SawStock(ctx, id, stock)
 	}
 	out := make([]*model.Ticket, len(ts))
 	for i := range ts {
 		out[i] = toTicket(&ts[i], d.Timezone)
 	}
-	l.Cache.Put(ctx, ticketsKey(id), out, rows(out))
+	readcache.For(ctx).Put(ctx, ticketsKey(id), out, rows(out))
 	return out, nil
 }

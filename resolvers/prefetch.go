@@ -8,9 +8,44 @@ import (
 	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/graph/model"
 	"github.com/boxoffice/boxoffice/loaders"
+	"github.com/boxoffice/boxoffice/readcache"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/vektah/gqlparser/v2/ast"
 )
+
+// A need is what a field's resolver reads through the loaders: its
+// parent must have primed it (handed the loader every key of the level at
+// once) before gqlgen resolves the field.
+type need int
+
+const (
+	needNothing need = iota
+	// needDates: the event's dates (Loaders.Dates), primed by the query
+	// field that returned the event (prefetchLevels).
+	needDates
+	// needVenue: the date's venue (Loaders.Venue), primed by whoever
+	// returned the date (prefetchLevels, prefetchDate).
+	needVenue
+	// needTickets: the date's tickets (Loaders.Tickets), or their stock
+	// (Loaders.Stock) when the catalog cache keeps the rest (primeTickets).
+	needTickets
+)
+
+// fieldNeeds is the one table of the fields whose resolvers read a
+// loader, by "Type.field". Every other field with a resolver of its own
+// reads none (resolverFieldsReadNoLoader in the tests), and loaders.Strict
+// makes any field reading an unprimed key fail the tests:
+// TestEveryFieldPrimed queries every catalog field of the schema.
+var fieldNeeds = map[string]need{
+	"Event.dates":       needDates,
+	"EventDate.venue":   needVenue,
+	"EventDate.tickets": needTickets,
+}
+
+// needOf is what a selected field of typeName needs primed.
+func needOf(typeName string, f graphql.CollectedField) need {
+	return fieldNeeds[typeName+"."+f.Name]
+}
 
 // datesWanted is what one `dates` selection of an Event asks for.
 type datesWanted struct {
@@ -33,20 +68,12 @@ func (r *Resolver) prefetchLevels(ctx context.Context, events []*model.Event, ev
 	op := graphql.GetOperationContext(ctx)
 	var wants []datesWanted
 	for _, f := range graphql.CollectFields(op, eventSel, []string{"Event"}) {
-		if f.Name != "dates" {
+		if needOf("Event", f) != needDates {
 			continue
 		}
-		var w datesWanted
+		w := dateNeeds(op, f.Selections)
 		if v, ok := f.ArgumentMap(op.Variables)["includePast"].(bool); ok {
 			w.includePast = v
-		}
-		for _, g := range graphql.CollectFields(op, f.Selections, []string{"EventDate"}) {
-			switch g.Name {
-			case "venue":
-				w.venue = true
-			case "tickets":
-				w.tickets = true
-			}
 		}
 		wants = append(wants, w)
 	}
@@ -59,7 +86,7 @@ func (r *Resolver) prefetchLevels(ctx context.Context, events []*model.Event, ev
 	var need []int64
 	for _, ev := range events {
 		for _, w := range wants {
-			if _, hit := l.Cache.Get(ctx, datesKey{int64(ev.ID), w.includePast}); !hit {
+			if _, hit := readcache.For(ctx).Get(ctx, datesKey{int64(ev.ID), w.includePast}); !hit {
 				need = append(need, int64(ev.ID))
 				break
 			}
@@ -79,10 +106,10 @@ func (r *Resolver) prefetchLevels(ctx context.Context, events []*model.Event, ev
 	now := r.Now()
 	for _, ev := range events {
 		for _, w := range wants {
-			if kept, hit := l.Cache.Get(ctx, datesKey{int64(ev.ID), w.includePast}); hit {
+			if kept, hit := readcache.For(ctx).Get(ctx, datesKey{int64(ev.ID), w.includePast}); hit {
 				for _, d := range kept.([]*model.EventDate) {
 					if w.venue && d.VenueID != nil {
-						if _, hit := l.Cache.Get(ctx, venueKey(*d.VenueID)); !hit {
+						if _, hit := readcache.For(ctx).Get(ctx, venueKey(*d.VenueID)); !hit {
 							venues = append(venues, int64(*d.VenueID))
 						}
 					}
@@ -108,16 +135,38 @@ func (r *Resolver) prefetchLevels(ctx context.Context, events []*model.Event, ev
 	return r.primeTickets(ctx, tickets)
 }
 
-// prefetchDate loads what a selection asks of one date's tickets, for
-// Query.eventDate (its venue comes with the date).
+// dateNeeds is what a selection of an EventDate needs primed.
+func dateNeeds(op *graphql.OperationContext, dateSel ast.SelectionSet) datesWanted {
+	var w datesWanted
+	for _, g := range graphql.CollectFields(op, dateSel, []string{"EventDate"}) {
+		switch needOf("EventDate", g) {
+		case needVenue:
+			w.venue = true
+		case needTickets:
+			w.tickets = true
+		}
+	}
+	return w
+}
+
+// prefetchDate loads what a selection asks of one date, for
+// Query.eventDate: its tickets, and its venue unless the catalog cache
+// keeps it (a date kept from a query that did not ask for its venue comes
+// without one).
 func (r *Resolver) prefetchDate(ctx context.Context, d *model.EventDate, dateSel ast.SelectionSet) error {
 	if !graphql.HasOperationContext(ctx) {
 		return nil
 	}
-	for _, f := range graphql.CollectFields(graphql.GetOperationContext(ctx), dateSel, []string{"EventDate"}) {
-		if f.Name == "tickets" {
-			return r.primeTickets(ctx, []int64{int64(d.ID)})
+	w := dateNeeds(graphql.GetOperationContext(ctx), dateSel)
+	if w.venue && d.VenueID != nil {
+		if _, hit := readcache.For(ctx).Get(ctx, venueKey(*d.VenueID)); !hit {
+			if err := loaders.For(ctx).PrimeVenues(ctx, []int64{int64(*d.VenueID)}); err != nil {
+				return err
+			}
 		}
+	}
+	if w.tickets {
+		return r.primeTickets(ctx, []int64{int64(d.ID)})
 	}
 	return nil
 }
@@ -129,7 +178,7 @@ func (r *Resolver) primeTickets(ctx context.Context, dateIDs []int64) error {
 	l := loaders.For(ctx)
 	var full, stock []int64
 	for _, id := range uniq(dateIDs) {
-		if _, hit := l.Cache.Get(ctx, ticketsKey(id)); hit {
+		if _, hit := readcache.For(ctx).Get(ctx, ticketsKey(id)); hit {
 			stock = append(stock, id)
 		} else {
 			full = append(full, id)

@@ -86,7 +86,7 @@ func (h *Handler) listEventDates(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	dates, err := h.Resolver.Dates(r.Context(), ev, includePast)
+	dates, err := h.Resolver.DatesNow(r.Context(), ev, includePast)
 	if err != nil {
 		h.fail(w, r, err)
 		return

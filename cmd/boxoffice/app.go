@@ -25,6 +25,7 @@ import (
 	"github.com/boxoffice/boxoffice/portal"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/ratelimit"
+	"github.com/boxoffice/boxoffice/readcache"
 	"github.com/boxoffice/boxoffice/resolvers"
 	"github.com/boxoffice/boxoffice/rest"
 	"github.com/boxoffice/boxoffice/store"
@@ -108,11 +109,13 @@ func DefaultConfig() Config {
 // Main is the whole program, built in one place: configuration, database
 // and every service. Commands and tests open one, use it, and close it.
 type Main struct {
-	Config      Config
-	DB          *store.DB
-	Log         *slog.Logger
-	Now         func() time.Time
-	Catalog     *catalog.Service
+	Config  Config
+	DB      *store.DB
+	Log     *slog.Logger
+	Now     func() time.Time
+	Catalog *catalog.Service
+	// ReadCache keeps what catalog readers derive between catalog changes.
+	ReadCache   *readcache.Cache
 	Auth        *auth.Authenticator
 	Provision   *provision.Service
 	Portal      *portal.Service
@@ -169,8 +172,8 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Limits = ratelimit.NewLimits(m.limitStore, cfg.RateLimits)
 	m.Metrics = observe.NewMetrics(db.DB.DB, func(ctx context.Context) (map[string]int, error) { return store.JobCounts(ctx, db) })
 	m.CatalogWatch = store.NewCatalogWatch(db, log)
-	m.Catalog = &catalog.Service{DB: db, Now: now,
-		Cache: catalog.NewCache(db, m.CatalogWatch, now, catalog.DefaultCacheBudget)}
+	m.Catalog = &catalog.Service{DB: db, Now: now}
+	m.ReadCache = readcache.NewCache(db, m.CatalogWatch, now, readcache.DefaultCacheBudget)
 	m.Live = live.New(db, m.CatalogWatch, cfg.Live, log)
 	m.Auth = &auth.Authenticator{DB: db}
 	m.Admission = &admission.Gate{Auth: m.Auth, Limits: m.Limits}

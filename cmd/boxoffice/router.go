@@ -19,6 +19,8 @@ import (
 	"github.com/boxoffice/boxoffice/playground"
 	"github.com/boxoffice/boxoffice/portal"
 	"github.com/boxoffice/boxoffice/ratelimit"
+	"github.com/boxoffice/boxoffice/readcache"
+	"github.com/boxoffice/boxoffice/resolvers"
 	"github.com/boxoffice/boxoffice/rest"
 	"github.com/boxoffice/boxoffice/sandbox"
 	"github.com/boxoffice/boxoffice/webpage"
@@ -47,7 +49,7 @@ func (m *Main) Handler() http.Handler {
 		r.Use(m.Admission.Middleware(func(w http.ResponseWriter, r *http.Request, err error) {
 			rest.WriteError(w, r, m.Log, err)
 		}))
-		r.Use(loaders.Middleware(m.Catalog))
+		r.Use(readcache.Middleware(m.ReadCache), loaders.Middleware(m.Catalog))
 		// Not a resource of the spec: the partner's own events, streamed
 		// to `boxoffice listen`, behind the same admission.
 		r.Method(http.MethodGet, "/webhook-events/stream", m.Streams)
@@ -63,9 +65,10 @@ func (m *Main) Handler() http.Handler {
 
 	subscriptions := graph.Live{Admit: m.Admission.Admit, Hub: m.Live,
 		InitTimeout: m.Config.LiveInitTimeout, PingInterval: m.Config.LivePingInterval}
-	graphQL := graph.NewHandler(m.Resolver, m.Log, m.Config.GraphQLLimits, subscriptions, graph.NewResponseCache(m.Catalog))
+	graphQL := graph.NewHandler(graph.Config{Resolvers: m.Resolver, Complexity: resolvers.Complexity()}, m.Log, m.Config.GraphQLLimits, subscriptions, readcache.NewResponseCache(m.Catalog))
 	gql := chi.Chain(
 		m.Admission.Middleware(func(w http.ResponseWriter, r *http.Request, err error) { graph.WriteError(w, r, err) }),
+		readcache.Middleware(m.ReadCache),
 		loaders.Middleware(m.Catalog),
 	).Handler(graphQL)
 	play := playground.Handler("/graphql", "/playground/assets/", playground.WithSubscriptions("/graphql"))

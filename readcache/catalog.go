@@ -1,7 +1,8 @@
-package catalog
+package readcache
 
 import (
 	"context"
+	"net/http"
 	"sync"
 	"time"
 
@@ -167,4 +168,29 @@ func Cached[V any](ctx context.Context, s *Snapshot, key any, cost func(V) int, 
 	}
 	s.Put(ctx, key, fresh, cost(fresh))
 	return fresh, nil
+}
+
+type snapshotKey struct{}
+
+// WithSnapshot returns a context whose requests read the catalog cache
+// through s.
+func WithSnapshot(ctx context.Context, s *Snapshot) context.Context {
+	return context.WithValue(ctx, snapshotKey{}, s)
+}
+
+// For returns the snapshot of the request ctx belongs to; nil (which keeps
+// nothing) outside Middleware.
+func For(ctx context.Context) *Snapshot {
+	s, _ := ctx.Value(snapshotKey{}).(*Snapshot)
+	return s
+}
+
+// Middleware gives each request its own view of c (Cache.Snapshot), so a
+// request sees one version of the catalog however long it runs.
+func Middleware(c *Cache) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(WithSnapshot(r.Context(), c.Snapshot())))
+		})
+	}
 }

@@ -1,4 +1,4 @@
-package graph
+package readcache
 
 import (
 	"bytes"
@@ -10,8 +10,6 @@ import (
 	"unsafe"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/boxoffice/boxoffice/catalog"
-	"github.com/boxoffice/boxoffice/loaders"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -23,14 +21,22 @@ import (
 // again for each answer. A query whose stock moved runs again. Queries
 // reading anything but the catalog (order) and answers with errors are
 // never kept, nor the answer of a query asked for the first time.
+// It keeps its answers in the request's catalog cache snapshot (For).
 type ResponseCache struct {
-	Catalog *catalog.Service
-	seen    *seenKeys
+	stock StockReader
+	seen  *seenKeys
 }
 
-// NewResponseCache returns a response cache over the catalog service.
-func NewResponseCache(c *catalog.Service) ResponseCache {
-	return ResponseCache{Catalog: c, seen: &seenKeys{seed: maphash.MakeSeed(), keys: map[uint64]struct{}{}}}
+// StockReader reads the live stock of the tickets of event dates, by date
+// (catalog.Service.Stock).
+type StockReader interface {
+	Stock(ctx context.Context, dateIDs []int64) (map[int64][]store.Stock, error)
+}
+
+// NewResponseCache returns a response cache that checks kept answers
+// against the stock stock reads.
+func NewResponseCache(stock StockReader) ResponseCache {
+	return ResponseCache{stock: stock, seen: &seenKeys{seed: maphash.MakeSeed(), keys: map[uint64]struct{}{}}}
 }
 
 // seenKeys remembers which queries were asked before, by hash: an answer
@@ -133,8 +139,8 @@ func (rc ResponseCache) InterceptOperation(ctx context.Context, next graphql.Ope
 	if !ok {
 		return next(ctx)
 	}
-	l := loaders.For(ctx)
-	if v, hit := l.Cache.Get(ctx, key); hit {
+	snap := For(ctx)
+	if v, hit := snap.Get(ctx, key); hit {
 		kept := v.(*keptResponse)
 		if rc.stockUnchanged(ctx, kept.stock) {
 			answered := false
@@ -160,7 +166,7 @@ func (rc ResponseCache) InterceptOperation(ctx context.Context, next graphql.Ope
 			// grown by doubling, and the cost charged is the length.
 			kept := &keptResponse{data: bytes.Clone(res.Data), stock: rec.seen}
 			rec.mu.Unlock()
-			l.Cache.Put(ctx, key, kept, kept.cost(key))
+			snap.Put(ctx, key, kept, kept.cost(key))
 		}
 		return res
 	}
@@ -204,7 +210,7 @@ func (rc ResponseCache) stockUnchanged(ctx context.Context, seen map[int64][]sto
 	for id := range seen {
 		ids = append(ids, id)
 	}
-	now, err := rc.Catalog.Stock(ctx, ids)
+	now, err := rc.stock.Stock(ctx, ids)
 	if err != nil {
 		return false
 	}

@@ -1,4 +1,4 @@
-package graph
+package readcache
 
 import (
 	"hash/maphash"

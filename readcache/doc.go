@@ -1,0 +1,41 @@
+// Package readcache is every cache of data on the read path, and its
+// contract. Nothing else in Boxoffice keeps data between requests; the
+// GraphQL layer (graph) keeps only parsed documents and persisted-query
+// texts, which are the client's input, not data.
+//
+// What it may cache: the published catalog (events, dates, venues, ticket
+// fields other than stock, event pages and the bytes the REST adapter
+// wrote for them) and GraphQL answers whose every field reads the catalog.
+// Never orders, checkout sessions, tickets issued to buyers, check-ins or
+// anything else that changes by the second: those are read from the
+// database on every request. Live stock is never kept as a value; an
+// answer that showed stock is kept with the stock it showed and served
+// again only while a fresh read of that stock is equal
+// (ResponseCache.stockUnchanged), and TestCachedTypes fails when a type
+// that is not catalog data becomes reachable from a cached root.
+//
+// Key: the catalog cache (Cache) is keyed by what the resolver asked for
+// (a page's parameters, an event id, a date id, …); the response cache by
+// the operation's text, name and variables.
+//
+// Budget: the catalog cache holds at most DefaultCacheBudget cost units
+// (about 512 bytes each, about 25 MB in all) and starts over empty when
+// it would exceed them; the response cache charges each answer its bytes,
+// key included, in the same units and from the same budget. A GraphQL
+// answer is kept only for a query asked before (seenKeys), so ever-new
+// texts cost nothing.
+//
+// Invalidation: a generation of the cache lives while the catalog's
+// version is unchanged (store.CatalogWatch: a NOTIFY from the process that
+// imported, on PostgreSQL; a version row read per request on SQLite) and
+// until the next active date ends, which is the only way time changes a
+// listing. A value read before a change is never kept after it (Token).
+// While the version cannot be told (the listener is reconnecting), nothing
+// is served from or kept in the cache.
+//
+// Staleness bound: on one instance, none: the version is read at the
+// start of each request and an import moves it before it returns. Across
+// instances on PostgreSQL, the delivery time of a NOTIFY (milliseconds);
+// a lost listener reads as "cannot tell" until it is back. Stock shown in
+// a cached answer is never older than the request that served it.
+package readcache
