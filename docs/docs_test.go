@@ -1,8 +1,10 @@
 // Package docs_test checks the repository's documentation against the
 // repository: every link in README.md and docs/ resolves to a file (and
-// heading) inside it, examples/catalog.json imports, and the webhook
+// heading) inside it, examples/catalog.json imports, the webhook
 // verification snippets of webhooks.md accept a delivery signed by the
-// webhook service and refuse tampered ones.
+// webhook service and refuse tampered ones, and the configuration table of
+// operator.md names exactly the environment variables the binary reads
+// (config_test.go).
 package docs_test
 
 import (
