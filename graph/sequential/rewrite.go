@@ -11,16 +11,18 @@ import (
 )
 
 // A rule is one regular-expression rewrite of gqlgen's output. want counts
-// the places the rule must rewrite by a mark looser than pattern (a name,
-// the number of object marshallers), so that gqlgen changing the shape of
-// one of them shows as a count that differs, never as a place silently
-// left as gqlgen wrote it.
+// the places the rule must rewrite by a mark other than pattern's whole
+// text (the number of object marshallers, a call found anywhere in its
+// line or function), so that gqlgen changing the shape of one of them
+// shows as a count that differs, never as a place silently left as gqlgen
+// wrote it.
 type rule struct {
 	name    string // what the rule rewrites, named in errors
 	pattern *regexp.Regexp
 	want    func(src []byte) int
-	// min is the fewest places any schema of this project has: a mark
-	// gqlgen renamed counts 0 for want too, and fails here.
+	// min is the fewest places this project's schema has: where pattern
+	// contains the mark, a mark gqlgen renamed counts 0 for both, and
+	// fails here.
 	min  int
 	tmpl string                // replacement, as regexp.ReplaceAll's
 	fn   func(m []byte) []byte // replacement, when tmpl is empty
@@ -148,10 +150,13 @@ func rewrite(src []byte) ([]byte, string, error) {
 		min:     1,
 		tmpl:    "\tvar deferredFieldSet *graphql.FieldSet // made by the first deferred field\n\tvar deferLabelToView map[string]*graphql.FieldSetView",
 	}, {
+		// Each field that may be deferred (every resolver field) adds
+		// itself to the set: made there, before its first use.
 		name:    "deferred fields",
-		pattern: regexp.MustCompile(`(?m)^(\t+)if field\.IsDeferred\(\) \{\n\t+` + regexp.QuoteMeta(deferAddMark)),
+		pattern: regexp.MustCompile(`(?m)^(\t+)if field\.IsDeferred\(\) \{$`),
 		want:    count(deferAddMark),
-		tmpl:    "${1}if field.IsDeferred() {\n${1}\tif deferredFieldSet == nil {\n${1}\t\tdeferredFieldSet, deferLabelToView = graphql.NewFieldSet(nil), map[string]*graphql.FieldSetView{}\n${1}\t}\n${1}\t" + deferAddMark,
+		min:     1,
+		tmpl:    "${1}if field.IsDeferred() {\n${1}\tif deferredFieldSet == nil {\n${1}\t\tdeferredFieldSet, deferLabelToView = graphql.NewFieldSet(nil), map[string]*graphql.FieldSetView{}\n${1}\t}",
 	}, {
 		// An object marshaller's answer: written by graph.objectFields, which
 		// allocates nothing per field, rather than by FieldSet.MarshalGQL.

@@ -69,6 +69,8 @@ func TestRewriteShapeChanged(t *testing.T) {
 			`rewrite "object @defer sets" matched 10 times, want 11`},
 		{"ErrDeferredFields", once("func (ec *executionContext) _Show(", "if field.IsDeferred() {", "if field.IsDeferred() == true {"),
 			`rewrite "deferred fields" matched 0 times, want 1`},
+		{"ErrDeferredFieldsAdd", all("deferredFieldSet.AddField(field)", "deferredFieldSet.Add(field)"),
+			`rewrite "deferred fields" matched 1 times, want 0 (at least 1)`},
 		{"ErrObjectAnswers", once("func (ec *executionContext) _Venue(", "\treturn out\n}", "\treturn graphql.Marshaler(out)\n}"),
 			`rewrite "object answers" matched 10 times, want 11`},
 		{"ErrObjectDispatch", once("func (ec *executionContext) _Venue(", "out.Dispatch(ctx)", "out.Run(ctx)"),
