@@ -34,7 +34,7 @@ generate: ## regenerate gqlgen code from schema.graphql, then make it run each o
 verify: generate ## regenerate and fail if generated code differs from what is committed (CI runs it)
 	git diff --exit-code -- graph resolvers
 	@new=$$(git ls-files --others --exclude-standard -- graph resolvers); \
-	  if [ -n "$$new" ]; then echo "make generate wrote files that are not committed:"; echo "$$new"; exit 1; fi
+	  if [ -n "$$new" ]; then echo "files under graph or resolvers are not committed (written by make generate?):"; echo "$$new"; exit 1; fi
 
 lint: ## go vet and gofmt
 	$(GO) vet ./...
