@@ -5,6 +5,7 @@
 package apperr
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -51,7 +52,14 @@ const (
 	FreeCheckoutUnavailable   Code = "free_checkout_unavailable"
 	PaymentGatewayUnavailable Code = "payment_gateway_unavailable"
 	Internal                  Code = "internal_error"
+	// ClientClosedRequest is a request whose client left before the answer:
+	// nobody reads it, and it is no failure of the server's (nginx's 499).
+	ClientClosedRequest Code = "client_closed_request"
 )
+
+// StatusClientClosedRequest is the status logged and counted for a request
+// whose client left before it was answered; it is never sent.
+const StatusClientClosedRequest = 499
 
 // statuses is the only code → HTTP status table of the service.
 var statuses = map[Code]int{
@@ -89,6 +97,7 @@ var statuses = map[Code]int{
 	FreeCheckoutUnavailable:   http.StatusServiceUnavailable,
 	PaymentGatewayUnavailable: http.StatusServiceUnavailable,
 	Internal:                  http.StatusInternalServerError,
+	ClientClosedRequest:       StatusClientClosedRequest,
 	DocumentTooLarge:          http.StatusUnprocessableEntity,
 	UnsupportedMediaType:      http.StatusUnsupportedMediaType,
 	SubscriptionLimitReached:  http.StatusTooManyRequests,
@@ -186,11 +195,15 @@ func Invalid(field, format string, args ...any) *Error {
 }
 
 // From returns err as an *Error; an error that is not one becomes
-// internal_error with a message that reveals nothing.
+// internal_error with a message that reveals nothing, except a cancelled
+// context, which is the client leaving: client_closed_request.
 func From(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
+	}
+	if errors.Is(err, context.Canceled) {
+		return &Error{Code: ClientClosedRequest, Message: "The client closed the request."}
 	}
 	return &Error{Code: Internal, Message: "Internal error."}
 }

@@ -17,19 +17,28 @@ import (
 const bodyTimeout = 10 * time.Second
 
 // readBody reads the whole request body (already bounded in size by the
-// router) within timeout before next runs, so a client trickling its body
-// byte by byte never holds an execution slot while it does.
+// router) within timeout, or the server's ReadTimeout when that is
+// shorter, before next runs, so a client trickling its body byte by byte
+// never holds an execution slot while it does. Once the body is read the
+// read deadline is lifted: a read timing out while the operation runs
+// would cancel it.
 func readBody(timeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)
 			return
 		}
+		limit := timeout
+		if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.ReadTimeout > 0 {
+			limit = min(limit, srv.ReadTimeout)
+		}
 		rc := http.NewResponseController(w)
-		_ = rc.SetReadDeadline(time.Now().Add(timeout)) // not every writer supports it (tests)
+		_ = rc.SetReadDeadline(time.Now().Add(limit)) // not every writer supports it (tests)
 		b, err := io.ReadAll(r.Body)
-		_ = rc.SetReadDeadline(time.Time{})
 		if err != nil {
+			// The deadline stays: net/http reads what is left of the body
+			// after the answer, and a client that stalled would otherwise
+			// hold the connection for ever.
 			var maxErr *http.MaxBytesError
 			msg := "could not be read in time"
 			if errors.As(err, &maxErr) {
@@ -38,6 +47,7 @@ func readBody(timeout time.Duration, next http.Handler) http.Handler {
 			WriteError(w, r, apperr.Validation(apperr.Details{"body": {msg}}))
 			return
 		}
+		_ = rc.SetReadDeadline(time.Time{})
 		r.Body = io.NopCloser(bytes.NewReader(b))
 		next.ServeHTTP(w, r)
 	})

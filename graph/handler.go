@@ -66,6 +66,12 @@ func NewHandler(cfg Config, log *slog.Logger, limits DocumentLimits, live Live, 
 	operations := readBody(bodyTimeout, admit(slots, slots/2, srv))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if IsWebSocket(r) {
+			if r.ContentLength != 0 {
+				// An upgrade has no body; one announced and never sent
+				// would hold the connection past the read timeout.
+				WriteError(w, r, apperr.Validation(apperr.Details{"body": {"a WebSocket upgrade has no body"}}))
+				return
+			}
 			// A socket lives for minutes or hours: it must not hold an
 			// execution slot. Its subscriptions are bounded by live.Hub.
 			srv.ServeHTTP(w, r)
@@ -98,6 +104,9 @@ func Present(ctx context.Context, err error, log *slog.Logger) *gqlerror.Error {
 		// more than a megabyte answered.
 		ae = &apperr.Error{Code: apperr.ValidationFailed,
 			Message: `The request body is not a JSON GraphQL request such as {"query": "…", "variables": {…}}.`}
+	case errors.Is(err, context.Canceled):
+		// The client left: nobody reads this answer, and it is no failure.
+		ae = apperr.From(err)
 	case gqlErr.Err == nil:
 		// Produced by gqlgen itself: parsing, validation, argument coercion.
 		ae = &apperr.Error{Code: apperr.ValidationFailed, Message: clip(gqlErr.Message)}

@@ -127,6 +127,14 @@ func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	ctx, release := withResponseBuffer(ctx)
 	defer release() // after the answer is written
 	resp := responses(ctx)
+	if resp == nil {
+		// gqlgen answers nothing for an operation whose client left while
+		// it ran; the request log counts it as 499, not as a failure.
+		if ctx.Err() == nil {
+			WriteError(w, r, apperr.New(apperr.Internal, "Internal error."))
+		}
+		return
+	}
 	if s := retryAfter(resp.Errors); s > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(s))
 	}

@@ -103,8 +103,8 @@ type readyMessage struct {
 // and environment: query parameter types (comma-separated) narrows the
 // event types, header Last-Event-ID resumes after that event. Refusals,
 // before the stream starts: unauthorized (no caller), validation_failed
-// (an unknown type, or an event that is not the app's in that
-// environment), rate_limit_exceeded (StreamConfig.PerApp streams open).
+// (a request body, an unknown type, or an event that is not the app's in
+// that environment), rate_limit_exceeded (StreamConfig.PerApp streams open).
 // The stream itself is a "ready" message, then one message per event (id:
 // the event id, event: its type, data: its exact JSON body), comments
 // while idle, and an "error" message before it ends because the key
@@ -114,6 +114,12 @@ func (s *Streams) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p, err := auth.FromContext(ctx)
 	if err != nil {
 		s.writeError(w, r, err)
+		return
+	}
+	if r.ContentLength != 0 {
+		// A stream lifts the read deadline; a body it never reads would
+		// then hold the connection after the stream, unbounded.
+		s.writeError(w, r, apperr.Validation(apperr.Details{"body": {"a stream request has no body"}}))
 		return
 	}
 	types, err := parseTypes(r.URL.Query()["types"])

@@ -175,6 +175,13 @@ func (m *Main) logRequests(next http.Handler) http.Handler {
 			}
 		}
 		status := ww.Status()
+		if r.Context().Err() != nil {
+			// The client left before the handler returned, so before the
+			// answer was complete: whatever the handler made of its
+			// cancelled work (a 500, a GraphQL error in a 200), nobody read
+			// it and the server did not fail.
+			status = apperr.StatusClientClosedRequest
+		}
 		if status == 0 {
 			status = http.StatusOK
 		}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/seed"
+	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/stretchr/testify/require"
+)
+
+// TestStalledBodiesAreCut: a client that announces a body and then stalls,
+// or trickles it a byte at a time, is cut by the server at its read
+// timeout, on every route: GraphQL, REST with and without a key, the
+// portal, the WebSocket upgrade and the event stream. Nothing outlives its
+// deadline, whatever the handler did with the read deadline.
+func TestStalledBodiesAreCut(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, storetest.MustOpen(t, "sqlite"))
+	const readTimeout = 300 * time.Millisecond
+	srv := tb.m.httpServer(tb.m.Handler())
+	srv.ReadTimeout, srv.ReadHeaderTimeout = readTimeout, readTimeout
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = srv.Serve(ln) })
+	t.Cleanup(func() { srv.Close(); wg.Wait() })
+
+	routes := []struct{ name, method, path, key, extra string }{
+		{"GraphQL", "POST", "/graphql", tb.testKey, "Content-Type: application/json\r\n"},
+		{"GraphQLNoKey", "POST", "/graphql", "", "Content-Type: application/json\r\n"},
+		{"REST", "POST", "/api/v1/checkout-sessions", tb.testKey, "Content-Type: application/json\r\nIdempotency-Key: stall-1\r\n"},
+		{"RESTNoKey", "POST", "/api/v1/checkout-sessions", "", "Content-Type: application/json\r\n"},
+		{"Portal", "POST", "/portal/signin", "", "Content-Type: application/x-www-form-urlencoded\r\n"},
+		{"WebSocketUpgrade", "GET", "/graphql", "", "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n"},
+		{"EventStream", "GET", "/api/v1/webhook-events/stream", tb.testKey, ""},
+	}
+	for _, rt := range routes {
+		for _, trickle := range []bool{false, true} {
+			name := rt.name + "/Stalled"
+			if trickle {
+				name = rt.name + "/Trickle"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				conn, err := net.Dial("tcp", ln.Addr().String())
+				require.NoError(t, err)
+				defer conn.Close()
+				head := rt.method + " " + rt.path + " HTTP/1.1\r\nHost: boxoffice.test\r\nContent-Length: 200000\r\n" + rt.extra
+				if rt.key != "" {
+					head += "X-API-Key: " + rt.key + "\r\n"
+				}
+				_, err = io.WriteString(conn, head+"\r\n{\"query\":")
+				require.NoError(t, err)
+				closed := make(chan struct{})
+				go func() {
+					// Whatever the server answers, it must then close.
+					_, _ = io.Copy(io.Discard, conn)
+					close(closed)
+				}()
+				deadline := time.After(10 * time.Second)
+				tick := time.NewTicker(50 * time.Millisecond)
+				defer tick.Stop()
+				for {
+					select {
+					case <-closed:
+						return
+					case <-deadline:
+						t.Fatalf("%s %s: the connection is still open 10 s after a read timeout of %s", rt.method, rt.path, readTimeout)
+					case <-tick.C:
+						if trickle {
+							_, _ = conn.Write([]byte(" "))
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestClientThatLeaves: a client that gives up while its request waits on
+// the database is logged and counted as 499, never as a 500 and never with
+// a panic or an error line, on REST and GraphQL. The wait is real: another
+// session holds a lock on the events table (PostgreSQL, where a lock can
+// be held against readers).
+func TestClientThatLeaves(t *testing.T) {
+	t.Parallel()
+	for _, kind := range storetest.Kinds() {
+		if kind != "postgres" {
+			continue // SQLite readers never wait on a writer (WAL)
+		}
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			db := storetest.MustOpen(t, kind)
+			logs := &syncBuffer{}
+			m, err := New(DefaultConfig(), db, slog.New(slog.NewJSONHandler(logs, nil)))
+			require.NoError(t, err)
+			t.Cleanup(m.CatalogWatch.Close)
+			t.Cleanup(m.Live.Close)
+			require.NoError(t, m.Migrate(context.Background()))
+			demo, err := seed.Demo(context.Background(), db, m.Provision, m.Now())
+			require.NoError(t, err)
+			srv := httptest.NewServer(m.Handler())
+			t.Cleanup(srv.Close)
+			admin := httptest.NewServer(m.AdminHandler())
+			t.Cleanup(admin.Close)
+
+			ctx := context.Background()
+			tx, err := db.BeginTx(ctx, nil)
+			require.NoError(t, err)
+			// Before the server's cleanup, which waits for every request.
+			t.Cleanup(func() { _ = tx.Rollback() })
+			_, err = tx.ExecContext(ctx, "LOCK TABLE events IN ACCESS EXCLUSIVE MODE")
+			require.NoError(t, err)
+
+			requests := []func(ctx context.Context) (*http.Request, error){
+				func(ctx context.Context) (*http.Request, error) {
+					return http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/api/v1/events?per_page=7", nil)
+				},
+				func(ctx context.Context) (*http.Request, error) {
+					r, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/graphql",
+						strings.NewReader(`{"query":"{ events(perPage: 9) { nodes { id name } } }"}`))
+					if r != nil {
+						r.Header.Set("Content-Type", "application/json")
+					}
+					return r, err
+				},
+			}
+			for _, mk := range requests {
+				for range 3 {
+					cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+					req, err := mk(cctx)
+					require.NoError(t, err)
+					req.Header.Set("X-API-Key", demo.App.TestKey)
+					res, err := http.DefaultClient.Do(req)
+					cancel()
+					if err == nil {
+						res.Body.Close()
+						t.Fatalf("%s answered %d while the table was locked", req.URL.Path, res.StatusCode)
+					}
+				}
+			}
+			// Every abandoned request has ended on the server before the
+			// lock goes: each logs its line when it returns.
+			require.Eventually(t, func() bool { return strings.Count(logs.String(), `"status":499`) == 6 },
+				10*time.Second, 20*time.Millisecond, "six requests logged as 499:\n%s", logs.String())
+			require.NoError(t, tx.Rollback())
+
+			sc := bufio.NewScanner(strings.NewReader(logs.String()))
+			for sc.Scan() {
+				var line map[string]any
+				require.NoError(t, json.Unmarshal(sc.Bytes(), &line))
+				require.NotEqual(t, "ERROR", line["level"], "a client leaving is no error: %s", sc.Text())
+				require.NotContains(t, sc.Text(), "panic")
+			}
+			metrics := scrape(t, admin.URL)
+			for _, route := range []string{"/api/v1/events", "/graphql"} {
+				require.Contains(t, metrics, fmt.Sprintf(`boxoffice_http_requests_total{method="%s",route="%s",status="499"} 3`,
+					map[string]string{"/api/v1/events": "GET", "/graphql": "POST"}[route], route))
+			}
+			require.NotContains(t, metrics, `status="500"`)
+		})
+	}
+}
