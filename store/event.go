@@ -102,9 +102,10 @@ func (f *EventFilter) byDate() bool {
 // dates restricts a query on event_dates (alias d) to the dates the date
 // filters keep, of any event.
 func (f *EventFilter) dates(q *bun.SelectQuery) *bun.SelectQuery {
-	q = q.Where("d.active = ?", true)
-	if !f.IncludePast {
-		q = q.Where("d.end_at > ?", f.Now.UTC())
+	if f.IncludePast {
+		q = q.Where("d.active = ?", true)
+	} else {
+		q = upcoming(q, "d", f.Now)
 	}
 	if !f.StartsAfter.IsZero() {
 		q = q.Where("d.start_at >= ?", f.StartsAfter.UTC())
@@ -134,11 +135,11 @@ const (
 
 // tickets is "a ticket of an upcoming active date of event e passing cond".
 func (f *EventFilter) tickets(db bun.IDB, cond string, arg bool) *bun.SelectQuery {
-	return db.NewSelect().TableExpr("event_dates AS pd").
+	q := db.NewSelect().TableExpr("event_dates AS pd").
 		Join("JOIN tickets AS t ON t.event_date_id = pd.id").
 		ColumnExpr("1").
-		Where("pd.event_id = e.id").Where("pd.active = ?", true).Where("pd.end_at > ?", f.Now.UTC()).
-		Where(cond, arg)
+		Where("pd.event_id = e.id")
+	return upcoming(q, "pd", f.Now).Where(cond, arg)
 }
 
 // where restricts a query on events (alias e) to the events f keeps; the
