@@ -1,11 +1,13 @@
 package catalog_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/store/storetest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -51,11 +53,84 @@ func TestParseAmount(t *testing.T) {
 	require.Equal(t, "12.30", catalog.FormatAmount(1230))
 }
 
-func TestAvailable(t *testing.T) {
-	t.Parallel()
-	require.Equal(t, int64(7), catalog.Available((&store.Ticket{Quantity: ptr[int64](10), Sold: 2, Held: 1}).Stock()))
-	require.Equal(t, int64(0), catalog.Available((&store.Ticket{Quantity: ptr[int64](10), Sold: 12}).Stock()))
-	require.Equal(t, int64(catalog.Unlimited), catalog.Available((&store.Ticket{Sold: 5}).Stock()))
+// TestStockRule holds the stock rule's twins together: Fits and Available
+// in Go, and the condition store.HoldStock (taking n) and
+// store.UpdateTicketCatalog (writing a new quantity, n = 0) write in SQL.
+func TestStockRule(t *testing.T) {
+	tests := []struct {
+		name       string
+		quantity   *int64 // nil: unlimited
+		sold, held int64
+		n          int64 // units taken; 0: the quantity is an import's new one
+		fits       bool
+		available  int64
+	}{
+		{"OKUnlimited", nil, 40, 9, 50, true, catalog.Unlimited},
+		{"OKUnlimitedNew", nil, 40, 9, 0, true, catalog.Unlimited},
+		{"OKFewerThanLeft", ptr[int64](10), 4, 3, 1, true, 3},
+		{"OKExactlyLeft", ptr[int64](10), 4, 3, 3, true, 3},
+		{"ErrOneMoreThanLeft", ptr[int64](10), 4, 3, 4, false, 3},
+		{"ErrHeldCounts", ptr[int64](10), 0, 8, 3, false, 2},
+		{"ErrSoldCounts", ptr[int64](10), 8, 0, 3, false, 2},
+		{"ErrSoldOut", ptr[int64](5), 3, 2, 1, false, 0},
+		{"ErrZeroQuantity", ptr[int64](0), 0, 0, 1, false, 0},
+		{"OKNewQuantityZero", ptr[int64](0), 0, 0, 0, true, 0},
+		{"OKNewQuantityCoversSoldAndHeld", ptr[int64](5), 3, 2, 0, true, 0},
+		{"OKNewQuantityAbove", ptr[int64](6), 3, 2, 0, true, 1},
+		{"ErrNewQuantityBelowSoldAndHeld", ptr[int64](4), 3, 2, 0, false, 0},
+		{"ErrNewQuantityBelowHeld", ptr[int64](1), 0, 2, 0, false, 0},
+	}
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				s := (&store.Ticket{Quantity: tt.quantity, Sold: tt.sold, Held: tt.held}).Stock()
+				require.Equal(t, tt.fits, catalog.Fits(s, tt.n), "Fits")
+				require.Equal(t, tt.available, catalog.Available(s), "Available")
+
+				// A ticket row with this stock, in a given state.
+				ticket := func(quantity *int64) *store.Ticket {
+					c := storetest.MustCatalog(t, db, func(c *storetest.Catalog) {
+						c.Ticket.Quantity, c.Ticket.Sold, c.Ticket.Held = quantity, tt.sold, tt.held
+					})
+					return &c.Ticket
+				}
+				stock := func(id int64) (sold, held int64) {
+					ts, err := store.TicketsByIDs(ctx, db, []int64{id})
+					require.NoError(t, err)
+					require.Len(t, ts, 1)
+					return ts[0].Sold, ts[0].Held
+				}
+				moved := func(ok bool) int64 {
+					if ok {
+						return tt.n
+					}
+					return 0
+				}
+				for _, sell := range []bool{false, true} {
+					tk := ticket(tt.quantity)
+					ok, err := store.HoldStock(ctx, db, tk.ID, tt.n, sell, time.Now())
+					require.NoError(t, err)
+					require.Equal(t, tt.fits, ok, "HoldStock sell=%t", sell)
+					sold, held := stock(tk.ID)
+					if sell {
+						require.Equal(t, [2]int64{tt.sold + moved(ok), tt.held}, [2]int64{sold, held}, "sold, held")
+					} else {
+						require.Equal(t, [2]int64{tt.sold, tt.held + moved(ok)}, [2]int64{sold, held}, "sold, held")
+					}
+				}
+				if tt.n == 0 {
+					// The import's case: the row was unlimited, and the
+					// file gives it this quantity.
+					tk := ticket(nil)
+					tk.Quantity = tt.quantity
+					ok, err := store.UpdateTicketCatalog(ctx, db, tk)
+					require.NoError(t, err)
+					require.Equal(t, tt.fits, ok, "UpdateTicketCatalog")
+				}
+			})
+		}
+	})
 }
 
 func TestSummarize(t *testing.T) {
