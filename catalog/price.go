@@ -16,7 +16,9 @@ const Unlimited = math.MaxInt32
 
 // EffectivePrice is the price actually charged, in minor units: zero for a
 // free ticket; else the promotional price when set and lower than the price;
-// else the price (a missing price counts as zero).
+// else the price (a missing price counts as zero). store's free and paid
+// listing filters say which tickets are free in SQL; TestEffectivePrice runs
+// the same cases through both.
 func EffectivePrice(t *store.Ticket) int64 {
 	if t.Free || t.Price == nil {
 		return 0

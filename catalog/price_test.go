@@ -13,28 +13,49 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
+// TestEffectivePrice holds the price rule's twins together: EffectivePrice
+// and IsFree in Go, and store's free and paid listing filters in SQL,
+// which must call a ticket free exactly when IsFree does.
 func TestEffectivePrice(t *testing.T) {
-	t.Parallel()
 	tests := []struct {
 		name   string
-		ticket store.Ticket
+		ticket store.Ticket // the pricing fields
 		want   string
 		free   bool
 	}{
 		{"Regular", store.Ticket{Price: ptr[int64](15000)}, "150.00", false},
 		{"PromoLower", store.Ticket{Price: ptr[int64](15000), PromotionalPrice: ptr[int64](12000)}, "120.00", false},
+		{"PromoOneMinorUnit", store.Ticket{Price: ptr[int64](15000), PromotionalPrice: ptr[int64](1)}, "0.01", false},
+		{"PromoEqual", store.Ticket{Price: ptr[int64](15000), PromotionalPrice: ptr[int64](15000)}, "150.00", false},
 		{"PromoHigherIgnored", store.Ticket{Price: ptr[int64](15000), PromotionalPrice: ptr[int64](20000)}, "150.00", false},
 		{"PromoZeroMakesFree", store.Ticket{Price: ptr[int64](15000), PromotionalPrice: ptr[int64](0)}, "0.00", true},
 		{"FreeFlagWins", store.Ticket{Free: true, Price: ptr[int64](5000)}, "0.00", true},
+		{"FreeFlagWinsOverPromo", store.Ticket{Free: true, Price: ptr[int64](5000), PromotionalPrice: ptr[int64](4000)}, "0.00", true},
+		{"FreeFlagNoPrice", store.Ticket{Free: true}, "0.00", true},
 		{"ZeroPrice", store.Ticket{Price: ptr[int64](0)}, "0.00", true},
+		{"ZeroPriceZeroPromo", store.Ticket{Price: ptr[int64](0), PromotionalPrice: ptr[int64](0)}, "0.00", true},
+		{"ZeroPriceHigherPromo", store.Ticket{Price: ptr[int64](0), PromotionalPrice: ptr[int64](500)}, "0.00", true},
 		{"NoPrice", store.Ticket{}, "0.00", true},
+		{"NoPriceWithPromo", store.Ticket{PromotionalPrice: ptr[int64](500)}, "0.00", true},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			require.Equal(t, tt.want, catalog.FormatAmount(catalog.EffectivePrice(&tt.ticket)))
-			require.Equal(t, tt.free, catalog.IsFree(&tt.ticket))
-		})
-	}
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				require.Equal(t, tt.want, catalog.FormatAmount(catalog.EffectivePrice(&tt.ticket)), "EffectivePrice")
+				require.Equal(t, tt.free, catalog.IsFree(&tt.ticket), "IsFree")
+
+				c := storetest.MustCatalog(t, db, func(c *storetest.Catalog) {
+					c.Ticket.Free, c.Ticket.Price, c.Ticket.PromotionalPrice = tt.ticket.Free, tt.ticket.Price, tt.ticket.PromotionalPrice
+				})
+				for _, free := range []bool{true, false} {
+					_, n, err := store.ListEvents(context.Background(), db,
+						store.EventFilter{Slug: c.Event.Slug, Free: &free, Now: time.Now(), Limit: 1})
+					require.NoError(t, err)
+					require.Equal(t, free == tt.free, n == 1, "listed by the SQL filter free=%t", free)
+				}
+			})
+		}
+	})
 }
 
 func TestParseAmount(t *testing.T) {

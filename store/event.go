@@ -127,7 +127,10 @@ func (f *EventFilter) dates(q *bun.SelectQuery) *bun.SelectQuery {
 
 // Which tickets cost money: catalog.IsFree in SQL (zero effective price:
 // flagged free, no price, a zero price, or a zero promotional price below
-// the price). Prices are never negative.
+// the price). Prices are never negative. The two are each other's negation
+// written out, not NOT of one another: NOT of a NULL comparison is NULL,
+// so a ticket without a price would be neither. catalog's
+// TestEffectivePrice runs the same cases through both and through IsFree.
 const (
 	paidTicket = "(t.free = ? AND t.price > 0 AND (t.promotional_price IS NULL OR t.promotional_price > 0))"
 	freeTicket = "(t.free = ? OR t.price IS NULL OR t.price = 0 OR t.promotional_price = 0)"
