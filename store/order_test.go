@@ -134,3 +134,48 @@ func TestTransitionOrderConcurrent(t *testing.T) {
 		}
 	})
 }
+
+// TestPlausibleReference: what may be an order reference. The rule is Go's
+// alone (nothing in SQL bounds a reference); what it admits, both databases
+// store and find as itself, byte for byte.
+func TestPlausibleReference(t *testing.T) {
+	tests := []struct {
+		name string
+		ref  string
+		want bool
+	}{
+		{"OK", "ord_abcdefghijklmnopqrstuvwx", true},
+		{"OKSandbox", "sbx_abcdefghijklmnopqrstuvwx", true},
+		{"OKOneCharacter", "a", true},
+		{"OKMaxLength", "ord_" + strings.Repeat("x", store.MaxReferenceLength-4), true},
+		{"OKUpperCaseAndDash", "ORD_Ab-9", true},
+		{"ErrEmpty", "", false},
+		{"ErrOneTooLong", "ord_" + strings.Repeat("x", store.MaxReferenceLength-3), false},
+		{"ErrNULByte", "ord_a\x00b", false},
+		{"ErrSpace", "ord_a b", false},
+		{"ErrPath", "ord_a/../b", false},
+		{"ErrLikeWildcard", "ord_%", false},
+		{"ErrNonASCIILetter", "ord_é", false},
+		{"ErrInvalidUTF8", "ord_\xff", false},
+	}
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				require.Equal(t, tt.want, store.PlausibleReference(tt.ref))
+				if !tt.want {
+					return
+				}
+				c := storetest.MustCatalog(t, db, func(c *storetest.Catalog) { c.Ticket.Quantity = ptr[int64](1) })
+				mustPendingOrder(t, db, storetest.MustApp(t, db), c, tt.ref, 1)
+				o, err := store.OrderByReference(ctx, db, tt.ref)
+				require.NoError(t, err)
+				require.Equal(t, tt.ref, o.Reference)
+				if other := strings.ToUpper(tt.ref); other != tt.ref {
+					_, err = store.OrderByReference(ctx, db, other)
+					require.ErrorIs(t, err, store.ErrNotFound, "references are case-sensitive")
+				}
+			})
+		}
+	})
+}
