@@ -111,7 +111,9 @@ func (s *Service) Venues(ctx context.Context, ids []int64) (map[int64]*store.Ven
 }
 
 // Upcoming reports whether a date is active and has not ended at now: the
-// dates listings show and event summaries count.
+// dates listings show and event summaries count. store's listings and
+// NextDateEnd ask the same in SQL; TestUpcoming runs the same cases
+// through both.
 func Upcoming(d *store.EventDate, now time.Time) bool {
 	return d.Active && !ended(d, now)
 }

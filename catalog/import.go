@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"reflect"
 	"strings"
@@ -151,7 +152,7 @@ func (im *importer) check(ctx context.Context) error {
 			}
 			for k := range d.Tickets {
 				t := &d.Tickets[k]
-				if old := im.oldTickets[t.Reference]; old != nil && t.Quantity != nil && *t.Quantity < old.Sold+old.Held {
+				if old := im.oldTickets[t.Reference]; old != nil && t.Quantity != nil && !Fits(restocked(old, *t.Quantity), 0) {
 					im.problems.add(f.pos.at(t, where("ticket", k, t.Reference)), "quantity",
 						"%d is less than the %d tickets already sold or held", *t.Quantity, old.Sold+old.Held)
 				}
@@ -330,6 +331,13 @@ func (im *importer) quantityBelowStock(ctx context.Context, t *store.Ticket, at 
 	im.problems.add(at, "quantity",
 		"%d is less than the %d tickets already sold or held", *t.Quantity, live[0].Sold+live[0].Held)
 	return nil
+}
+
+// restocked is old's stock as the quantity q would leave it.
+func restocked(old *store.Ticket, q int64) store.Stock {
+	s := old.Stock()
+	s.Quantity = sql.NullInt64{Int64: q, Valid: true}
+	return s
 }
 
 func amount(s *string) *int64 {

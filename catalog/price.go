@@ -16,7 +16,9 @@ const Unlimited = math.MaxInt32
 
 // EffectivePrice is the price actually charged, in minor units: zero for a
 // free ticket; else the promotional price when set and lower than the price;
-// else the price (a missing price counts as zero).
+// else the price (a missing price counts as zero). store's free and paid
+// listing filters say which tickets are free in SQL; TestEffectivePrice runs
+// the same cases through both.
 func EffectivePrice(t *store.Ticket) int64 {
 	if t.Free || t.Price == nil {
 		return 0
@@ -36,8 +38,22 @@ func Available(s store.Stock) int64 {
 	if !s.Quantity.Valid {
 		return Unlimited
 	}
-	return max(s.Quantity.Int64-s.Sold-s.Held, 0)
+	return max(left(s), 0)
 }
+
+// Fits reports whether n more units fit in stock s: always when it is
+// unlimited, else when quantity − sold − held is at least n. A sandbox
+// checkout asks it of a cart (n ≥ 1); a catalog import asks it of a new
+// quantity (n = 0: it must cover what is sold and held). It is the Go twin
+// of the condition store.HoldStock and store.UpdateTicketCatalog write in
+// SQL; TestStockRule runs the same cases through both.
+func Fits(s store.Stock, n int64) bool {
+	return !s.Quantity.Valid || left(s) >= n
+}
+
+// left is quantity − sold − held of a limited stock; below zero only for a
+// quantity not yet written, such as an import's refused one.
+func left(s store.Stock) int64 { return s.Quantity.Int64 - s.Sold - s.Held }
 
 // FormatAmount prints minor units as a decimal string with two fraction
 // digits: 15000 → "150.00".

@@ -391,7 +391,7 @@ func (s *Service) takeStock(ctx context.Context, tx bun.Tx, c Caller, req *reque
 	sortIDs(ids)
 	for _, id := range ids {
 		if !c.Live() {
-			if catalog.Available(k.tickets[id].Stock()) < qty[id] {
+			if !catalog.Fits(k.tickets[id].Stock(), qty[id]) {
 				return soldOut(id)
 			}
 			continue

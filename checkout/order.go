@@ -19,17 +19,12 @@ var statusCodes = map[string]int{
 // StatusCode returns the numeric code of an order status (0 for unknown).
 func StatusCode(status string) int { return statusCodes[status] }
 
-// maxReferenceLength bounds an order reference; ours are 28 characters.
-const maxReferenceLength = 64
-
 // ReferenceEnvironment tells an order's environment from its reference:
 // test for sbx_…, live for ord_…, "" for anything that cannot be a
-// reference (another prefix, too long, or characters other than letters,
-// digits, '-' and '_'), which therefore names no order.
+// reference (another prefix, or not store.PlausibleReference), which
+// therefore names no order.
 func ReferenceEnvironment(ref string) string {
-	if len(ref) > maxReferenceLength || strings.ContainsFunc(ref, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
-	}) {
+	if !store.PlausibleReference(ref) {
 		return ""
 	}
 	switch {

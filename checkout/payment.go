@@ -22,7 +22,7 @@ func ReturnURL(base, ref string) string {
 // Errors: sold_out, payment_gateway_unavailable.
 func (s *Service) createPayment(ctx context.Context, req *request, k *cart, o *store.Order) error {
 	for _, it := range req.Items {
-		if catalog.Available(k.tickets[it.TicketID].Stock()) < it.Quantity {
+		if !catalog.Fits(k.tickets[it.TicketID].Stock(), it.Quantity) {
 			return soldOut(it.TicketID)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/boxoffice/boxoffice/apperr"
@@ -92,7 +91,7 @@ func (h *Handler) modeOf(o *store.Order) string {
 
 func (h *Handler) load(w http.ResponseWriter, r *http.Request) (*checkout.Summary, bool) {
 	ref := chi.URLParam(r, "reference")
-	if !strings.HasPrefix(ref, checkout.LivePrefix) || len(ref) > 64 {
+	if checkout.ReferenceEnvironment(ref) != store.EnvLive {
 		notFound(w)
 		return nil, false
 	}

@@ -159,10 +159,9 @@ func (s *Service) AppPage(ctx context.Context, sess *Session, appID int64, q Ord
 		return nil, err
 	}
 	q.Reference = strings.ToLower(strings.TrimSpace(q.Reference))
-	if len(q.Reference) > 64 || strings.ContainsFunc(q.Reference, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-')
-	}) {
-		return nil, apperr.Invalid("reference", "may hold only letters, digits, '_' and '-' (at most 64), as order references do")
+	// Lowered, a part of a reference is one itself, or nothing.
+	if q.Reference != "" && !store.PlausibleReference(q.Reference) {
+		return nil, apperr.Invalid("reference", "may hold only letters, digits, '_' and '-' (at most %d), as order references do", store.MaxReferenceLength)
 	}
 	page := &AppPage{App: app, Query: q, Keys: map[string]*store.APIKey{}}
 	keys, err := store.ActiveAPIKeys(ctx, s.DB, appID)

@@ -9,7 +9,6 @@ import (
 	_ "embed"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/boxoffice/boxoffice/apperr"
@@ -62,7 +61,7 @@ type view struct {
 
 func (h *Handler) load(w http.ResponseWriter, r *http.Request) (*checkout.Summary, bool) {
 	ref := chi.URLParam(r, "reference")
-	if !strings.HasPrefix(ref, checkout.SandboxPrefix) || len(ref) > 64 {
+	if checkout.ReferenceEnvironment(ref) != store.EnvTest {
 		h.notFound(w)
 		return nil, false
 	}

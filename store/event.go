@@ -102,9 +102,10 @@ func (f *EventFilter) byDate() bool {
 // dates restricts a query on event_dates (alias d) to the dates the date
 // filters keep, of any event.
 func (f *EventFilter) dates(q *bun.SelectQuery) *bun.SelectQuery {
-	q = q.Where("d.active = ?", true)
-	if !f.IncludePast {
-		q = q.Where("d.end_at > ?", f.Now.UTC())
+	if f.IncludePast {
+		q = q.Where("d.active = ?", true)
+	} else {
+		q = upcoming(q, "d", f.Now)
 	}
 	if !f.StartsAfter.IsZero() {
 		q = q.Where("d.start_at >= ?", f.StartsAfter.UTC())
@@ -126,7 +127,10 @@ func (f *EventFilter) dates(q *bun.SelectQuery) *bun.SelectQuery {
 
 // Which tickets cost money: catalog.IsFree in SQL (zero effective price:
 // flagged free, no price, a zero price, or a zero promotional price below
-// the price). Prices are never negative.
+// the price). Prices are never negative. The two are each other's negation
+// written out, not NOT of one another: NOT of a NULL comparison is NULL,
+// so a ticket without a price would be neither. catalog's
+// TestEffectivePrice runs the same cases through both and through IsFree.
 const (
 	paidTicket = "(t.free = ? AND t.price > 0 AND (t.promotional_price IS NULL OR t.promotional_price > 0))"
 	freeTicket = "(t.free = ? OR t.price IS NULL OR t.price = 0 OR t.promotional_price = 0)"
@@ -134,11 +138,11 @@ const (
 
 // tickets is "a ticket of an upcoming active date of event e passing cond".
 func (f *EventFilter) tickets(db bun.IDB, cond string, arg bool) *bun.SelectQuery {
-	return db.NewSelect().TableExpr("event_dates AS pd").
+	q := db.NewSelect().TableExpr("event_dates AS pd").
 		Join("JOIN tickets AS t ON t.event_date_id = pd.id").
 		ColumnExpr("1").
-		Where("pd.event_id = e.id").Where("pd.active = ?", true).Where("pd.end_at > ?", f.Now.UTC()).
-		Where(cond, arg)
+		Where("pd.event_id = e.id")
+	return upcoming(q, "pd", f.Now).Where(cond, arg)
 }
 
 // where restricts a query on events (alias e) to the events f keeps; the

@@ -80,10 +80,7 @@ func EventDateOfEvent(ctx context.Context, db bun.IDB, id, eventID int64) (*Even
 // the zero time when no active date ends after now.
 func NextDateEnd(ctx context.Context, db bun.IDB, now time.Time) (time.Time, error) {
 	var end []time.Time
-	err := db.NewSelect().Model((*EventDate)(nil)).
-		Column("d.end_at").
-		Where("d.active = ?", true).
-		Where("d.end_at > ?", now.UTC()).
+	err := upcoming(db.NewSelect().Model((*EventDate)(nil)).Column("d.end_at"), "d", now).
 		Order("d.end_at").
 		Limit(1).
 		Scan(ctx, &end)
@@ -91,4 +88,12 @@ func NextDateEnd(ctx context.Context, db bun.IDB, now time.Time) (time.Time, err
 		return time.Time{}, translate(err)
 	}
 	return end[0], nil
+}
+
+// upcoming restricts q to the upcoming dates, aliased alias: active, and
+// ending after now (a date ending at now has ended). It is the SQL twin of
+// catalog.Upcoming, written once for every query that asks; catalog's
+// TestUpcoming runs the same cases through both.
+func upcoming(q *bun.SelectQuery, alias string, now time.Time) *bun.SelectQuery {
+	return q.Where("?.active = ?", bun.Safe(alias), true).Where("?.end_at > ?", bun.Safe(alias), now.UTC())
 }

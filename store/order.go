@@ -77,6 +77,26 @@ func InsertOrder(ctx context.Context, db bun.IDB, o *Order, items []OrderItem) e
 	return translate(err)
 }
 
+// MaxReferenceLength bounds an order reference; ours are 28 characters.
+const MaxReferenceLength = 64
+
+// PlausibleReference reports whether ref could be an order reference: 1 to
+// MaxReferenceLength ASCII letters, digits, '_' and '-'. Text that cannot
+// names no order, so callers answer "not found" without a query (PostgreSQL
+// refuses a NUL byte in text). It is the one home of that rule.
+func PlausibleReference(ref string) bool {
+	if ref == "" || len(ref) > MaxReferenceLength {
+		return false
+	}
+	for i := 0; i < len(ref); i++ {
+		c := ref[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // OrderByReference returns the order with this reference.
 func OrderByReference(ctx context.Context, db bun.IDB, ref string) (*Order, error) {
 	o := new(Order)

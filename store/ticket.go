@@ -49,7 +49,9 @@ var ticketCatalogColumns = []string{
 func UpdateTicketCatalog(ctx context.Context, db bun.IDB, t *Ticket) (bool, error) {
 	q := db.NewUpdate().Model(t).Column(ticketCatalogColumns...).WherePK()
 	if t.Quantity != nil {
-		q = q.Where("? >= sold + held", *t.Quantity)
+		// The new quantity must cover what is sold and held: room for
+		// zero more.
+		q = q.Where(stockFits, *t.Quantity, *t.Quantity, 0)
 	}
 	res, err := q.Exec(ctx)
 	if err != nil {
@@ -176,6 +178,13 @@ func TicketsByIDs(ctx context.Context, db bun.IDB, ids []int64) ([]Ticket, error
 	return ts, translate(err)
 }
 
+// stockFits is the stock rule in SQL, the twin of catalog.Fits: n more
+// units fit a ticket whose quantity is q (NULL: unlimited) and whose row
+// has sold and held when q − sold − held is at least n. Its arguments are
+// q, q and n; q is the quantity column, or a quantity about to replace it.
+// catalog's TestStockRule runs the same cases through both.
+const stockFits = "(? IS NULL OR ? - sold - held >= ?)"
+
 // HoldStock moves qty of a ticket into held, or into sold when sell is
 // true, only if that much is available. It reports false, changing nothing,
 // when it is not: one conditional UPDATE, so concurrent checkouts can never
@@ -189,7 +198,7 @@ func HoldStock(ctx context.Context, db bun.IDB, ticketID, qty int64, sell bool, 
 		Set("? = ? + ?", bun.Ident(col), bun.Ident(col), qty).
 		Set("updated_at = ?", now).
 		Where("id = ?", ticketID).
-		Where("(quantity IS NULL OR quantity - sold - held >= ?)", qty).
+		Where(stockFits, bun.Safe("quantity"), bun.Safe("quantity"), qty).
 		Exec(ctx)
 	if err != nil {
 		return false, translate(err)

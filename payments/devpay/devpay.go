@@ -108,7 +108,9 @@ button.pay{background:#137a4b;color:#fff;border-color:#137a4b}</style></head>
 // load returns the payment of the request's reference, or answers 404.
 func (p *Provider) load(w http.ResponseWriter, r *http.Request) (*store.DevPayment, bool) {
 	ref := chi.URLParam(r, "reference")
-	if !plausible(ref) {
+	// A payment's reference is its order's: anything else is a 404 without
+	// a query.
+	if !store.PlausibleReference(ref) {
 		webpage.NotFound(w, "There is no development payment with this reference.")
 		return nil, false
 	}
@@ -122,21 +124,6 @@ func (p *Provider) load(w http.ResponseWriter, r *http.Request) (*store.DevPayme
 		return nil, false
 	}
 	return dp, true
-}
-
-// plausible says whether ref could be a payment's reference (an order
-// reference: letters, digits and _), so anything else is a 404 without a
-// query (PostgreSQL refuses a NUL byte in text).
-func plausible(ref string) bool {
-	if ref == "" || len(ref) > 64 {
-		return false
-	}
-	for _, c := range ref {
-		if !(c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return false
-		}
-	}
-	return true
 }
 
 func (p *Provider) page(w http.ResponseWriter, r *http.Request) {
