@@ -3,7 +3,6 @@ package checkout
 import (
 	"encoding/json"
 	"fmt"
-	"net/mail"
 	"strings"
 
 	"github.com/boxoffice/boxoffice/apperr"
@@ -138,10 +137,8 @@ func validate(in *Input, decoded apperr.Details) (*request, error) {
 		email := strings.TrimSpace(deref(in.Customer.Email))
 		if email == "" {
 			d.Add("customer.email", "is required")
-		} else if p := clientinput.TooLong(email, clientinput.MaxEmail); p != "" {
+		} else if p := clientinput.EmailProblem(email); p != "" {
 			d.Add("customer.email", p)
-		} else if a, err := mail.ParseAddress(email); err != nil || a.Address != email || !strings.Contains(email[strings.LastIndexByte(email, '@'):], ".") {
-			d.Add("customer.email", "must be a valid email address")
 		} else {
 			r.Email = strings.ToLower(email)
 		}

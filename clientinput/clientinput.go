@@ -8,9 +8,12 @@ package clientinput
 
 import (
 	"fmt"
+	"net/mail"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Bounds, in characters (Unicode code points).
@@ -64,12 +67,45 @@ func hidden(r rune) bool {
 		unicode.In(r, unicode.Zl, unicode.Zp)
 }
 
+// EmailProblem returns what is wrong with a trimmed, non-empty email
+// address, or "": more than MaxEmail characters, not one plain address
+// (no display name, no comments, no angle brackets), no dot in its
+// domain, or a domain literal ("ama@[127.0.0.1]"), which names a machine
+// rather than a mailbox anyone can be reached at.
+func EmailProblem(email string) string {
+	if p := TooLong(email, MaxEmail); p != "" {
+		return p
+	}
+	a, err := mail.ParseAddress(email)
+	if err != nil || a.Address != email {
+		return "must be a valid email address"
+	}
+	domain := email[strings.LastIndexByte(email, '@')+1:]
+	if strings.HasPrefix(domain, "[") {
+		return "must name a domain, not an address in brackets"
+	}
+	if !strings.Contains(domain, ".") {
+		return "must be a valid email address"
+	}
+	return ""
+}
+
 // BuyerEmail returns the form of a valid email address that identifies one
-// buyer: lower-cased, and without a "+tag" in its local part
-// ("Cap+1@Example.com" and "cap@example.com" are one buyer). A local part
-// that starts with "+" keeps it: there is no name before the tag.
+// buyer, the one form every rule that compares buyers uses: Unicode format
+// characters (zero-width spaces and joiners, soft hyphens, bidirectional
+// marks) removed, compatibility characters folded (NFKC: a full-width
+// "ａ" is "a"), lower-cased, and without a "+tag" in its local part
+// ("Cap+1@Example.com", "cap​@example.com" and "cap@example.com" are
+// one buyer). A local part that starts with "+" keeps it: there is no
+// name before the tag.
 func BuyerEmail(email string) string {
-	email = strings.ToLower(strings.TrimSpace(email))
+	email = strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Cf, r) {
+			return -1
+		}
+		return r
+	}, email)
+	email = strings.ToLower(strings.TrimSpace(norm.NFKC.String(email)))
 	at := strings.LastIndexByte(email, '@')
 	if at < 0 {
 		return email

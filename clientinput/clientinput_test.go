@@ -46,15 +46,41 @@ func TestTooLong(t *testing.T) {
 func TestBuyerEmail(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
-		"cap@example.com":          "cap@example.com",
-		"Cap+1@Example.com":        "cap@example.com",
-		"cap+a+b@example.com":      "cap@example.com",
-		"CAP@EXAMPLE.COM":          "cap@example.com",
-		" cap+x@example.com ":      "cap@example.com",
-		"+tag@example.com":         "+tag@example.com",
-		"first.last+x@example.com": "first.last@example.com",
-		"no-at-sign":               "no-at-sign",
+		"cap@example.com":             "cap@example.com",
+		"Cap+1@Example.com":           "cap@example.com",
+		"cap+a+b@example.com":         "cap@example.com",
+		"CAP@EXAMPLE.COM":             "cap@example.com",
+		" cap+x@example.com ":         "cap@example.com",
+		"+tag@example.com":            "+tag@example.com",
+		"first.last+x@example.com":    "first.last@example.com",
+		"no-at-sign":                  "no-at-sign",
+		"ama\u200b@example.com":       "ama@example.com", // zero-width space
+		"a\u200dma@example.com":       "ama@example.com", // zero-width joiner
+		"am\u00ada@example.com":       "ama@example.com", // soft hyphen
+		"\u200eama@example.com":       "ama@example.com", // left-to-right mark
+		"\ufeffama@example.com":       "ama@example.com", // byte order mark
+		"ａｍａ@example.com":             "ama@example.com", // full-width letters (NFKC)
+		"ama@ｅxample.com":             "ama@example.com",
+		"Ama+promo\u200b@Example.com": "ama@example.com",
 	} {
 		require.Equal(t, want, clientinput.BuyerEmail(in), in)
+	}
+}
+
+func TestEmailProblem(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"ama@example.com":                         "",
+		"first.last+tag@sub.example.co.uk":        "",
+		"ama@[127.0.0.1]":                         "must name a domain, not an address in brackets",
+		"ama@[IPv6:::1]":                          "must be a valid email address", // net/mail refuses it already
+		"ama@localhost":                           "must be a valid email address",
+		"Ama <ama@example.com>":                   "must be a valid email address",
+		"ama@example.com (home)":                  "must be a valid email address",
+		"ama":                                     "must be a valid email address",
+		"a@b@example.com":                         "must be a valid email address",
+		strings.Repeat("a", 250) + "@example.com": "must be at most 254 characters",
+	} {
+		require.Equal(t, want, clientinput.EmailProblem(in), in)
 	}
 }

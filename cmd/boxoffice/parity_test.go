@@ -301,6 +301,12 @@ func TestRulesParity(t *testing.T) {
 				answer{Code: "free_order_limit_reached", Status: 429, Message: "This buyer has reached today's limit of 2 free tickets for this event."}),
 			named(freeCap("{b}.two+a@example.com", "{B}.TWO@EXAMPLE.com"), "ErrFreeCapUntaggedAfterTagged",
 				answer{Code: "free_order_limit_reached", Status: 429, Message: "This buyer has reached today's limit of 2 free tickets for this event."}),
+			named(freeCap("{b}.three@example.com", "{b}.three\u200b@example.com"), "ErrFreeCapZeroWidthSpace",
+				answer{Code: "free_order_limit_reached", Status: 429, Message: "This buyer has reached today's limit of 2 free tickets for this event."}),
+			named(freeCap("{b}.four@example.com", "{b}.ｆｏｕｒ@example.com"), "ErrFreeCapFullWidth",
+				answer{Code: "free_order_limit_reached", Status: 429, Message: "This buyer has reached today's limit of 2 free tickets for this event."}),
+			named(checkout(newIdemKey(), with(tb.highlife(1), "customer.email", "ama@[127.0.0.1]")), "ErrEmailDomainLiteral",
+				invalid("customer.email"), "input.customer.email"),
 		)
 		for name, r := range map[string]rune{
 			"LRE": '\u202A', "RLE": '\u202B', "PDF": '\u202C', "LRO": '\u202D', "RLO": '\u202E',
