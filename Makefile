@@ -44,12 +44,15 @@ lint: ## go vet and gofmt
 lint-openapi: ## lint openapi/openapi.yaml with Redocly's recommended rules, failing on any warning (installs @redocly/cli into .tools/ once)
 	$(GO) test -count=1 -run '^TestRedoclyRecommended$$' -v ./openapi/
 
-.PHONY: bench bench-peers bench-postgres
+.PHONY: bench bench-peers bench-postgres soak
 bench: bench-postgres ## end-to-end benchmark on PostgreSQL (BENCH_DATABASE_URL) and hot-path testing.B; writes bench/results.md
 	cd bench && GO=$(GO) $(GO) run -mod=mod .
 
 bench-peers: bench-postgres bench/peers/node_modules/.package-lock.json ## the same GraphQL queries against Boxoffice and PostGraphile 5 (npm ci in bench/peers); writes bench/peers-results.md
 	cd bench && GO=$(GO) $(GO) run -mod=mod . peers
+
+soak: bench-postgres ## one tenant runs every hostile-client attack for a minute while another reads and checks out; writes bench/soak-results.md
+	cd bench && GO=$(GO) $(GO) run -mod=mod . soak
 
 # PostGraphile 5.1.5 and the Node.js 22 it needs, exactly as
 # bench/peers/package-lock.json pins them; reinstalled when the lock file

@@ -93,8 +93,10 @@ func main() {
 	switch args := os.Args[1:]; {
 	case len(args) == 1 && args[0] == "peers":
 		run = peersMain
+	case len(args) == 1 && args[0] == "soak":
+		run = soakMain
 	case len(args) > 0:
-		fmt.Fprintln(os.Stderr, "usage: go run . [peers]")
+		fmt.Fprintln(os.Stderr, "usage: go run . [peers|soak]")
 		os.Exit(2)
 	}
 	if err := run(ctx); err != nil {

@@ -282,6 +282,7 @@ func catalogFile(now time.Time) *catalog.File {
 // seeded is what the benchmark learns from seeding.
 type seeded struct {
 	ids     catalog.ImportResult
+	appID   int64
 	testKey string
 	liveKey string
 }
@@ -328,13 +329,14 @@ func seed(ctx context.Context, bin, dir, dbURL string) (*seeded, error) {
 		return nil, err
 	}
 	var app struct {
+		ID      int64  `json:"id"`
 		TestKey string `json:"test_key"`
 		LiveKey string `json:"live_key"`
 	}
 	if err := json.Unmarshal(out, &app); err != nil || app.TestKey == "" || app.LiveKey == "" {
 		return nil, fmt.Errorf("apps create --json printed no keys: %s", out)
 	}
-	s.testKey, s.liveKey = app.TestKey, app.LiveKey
+	s.appID, s.testKey, s.liveKey = app.ID, app.TestKey, app.LiveKey
 	return s, nil
 }
 
