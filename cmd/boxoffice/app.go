@@ -127,8 +127,10 @@ type Main struct {
 	Payments    payments.Provider
 	devPay      *devpay.Provider
 	Resolver    *resolvers.Resolver
-	// CatalogWatch tells the catalog cache when the catalog changed, and
-	// Live of order and stock changes.
+	// Listener is the process's one PostgreSQL LISTEN connection, shared
+	// by the catalog watch, Live and the webhook event streams.
+	Listener *store.Listener
+	// CatalogWatch tells the catalog cache when the catalog changed.
 	CatalogWatch *store.CatalogWatch
 	// Live fans order and stock changes out to GraphQL subscriptions.
 	Live *live.Hub
@@ -168,10 +170,11 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	}
 	m.Limits = ratelimit.NewLimits(m.limitStore, cfg.RateLimits)
 	m.Metrics = observe.NewMetrics(db.DB.DB, func(ctx context.Context) (map[string]int, error) { return store.JobCounts(ctx, db) })
-	m.CatalogWatch = store.NewCatalogWatch(db, log)
+	m.Listener = store.NewListener(db, log)
+	m.CatalogWatch = store.NewCatalogWatch(db, m.Listener)
 	m.Catalog = &catalog.Service{DB: db, Now: now,
 		Cache: catalog.NewCache(db, m.CatalogWatch, now, catalog.DefaultCacheBudget)}
-	m.Live = live.New(db, m.CatalogWatch, cfg.Live, log)
+	m.Live = live.New(db, m.Listener, cfg.Live, log)
 	m.Auth = &auth.Authenticator{DB: db}
 	m.Admission = &admission.Gate{Auth: m.Auth, Limits: m.Limits}
 	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks, Password: cfg.Password}
@@ -181,7 +184,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	pc := cfg.Portal
 	pc.BaseURL = cfg.PublicBaseURL
 	m.Portal = portal.NewService(db, m.Provision, m.Webhooks, m.limitStore, cfg.RateLimits.Namespace(), now, pc)
-	m.Streams = webhook.NewStreams(db, m.Auth, cfg.WebhookStreams, log, func(w http.ResponseWriter, r *http.Request, err error) {
+	m.Streams = webhook.NewStreams(db, m.Listener, m.Auth, cfg.WebhookStreams, log, func(w http.ResponseWriter, r *http.Request, err error) {
 		rest.WriteError(w, r, log, err)
 	})
 	if err := m.openPayments(cfg); err != nil {
@@ -268,11 +271,11 @@ func (m *Main) purge(ctx context.Context) {
 }
 
 // Close ends live subscriptions and the event streams, and releases the
-// catalog watch, the database and Redis.
+// listener, the database and Redis.
 func (m *Main) Close() error {
 	m.Live.Close()
-	m.CatalogWatch.Close()
 	m.Streams.Close()
+	m.Listener.Close()
 	return errors.Join(m.limitStore.Close(), m.DB.Close())
 }
 
