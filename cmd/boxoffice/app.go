@@ -204,7 +204,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Resolver = &resolvers.Resolver{Catalog: m.Catalog, Checkout: m.Checkout, Live: m.Live, Now: now}
 	jc := cfg.Jobs
 	jc.RetryBase = cfg.WebhookRetryBase
-	runner, err := jobs.New(db, m.Webhooks, m.Checkout, jc, log)
+	runner, err := jobs.New(db, m.Webhooks, m.Checkout, m.Idempotency, m.Portal, jc, log)
 	if err != nil {
 		return nil, err
 	}
@@ -239,35 +239,6 @@ func (m *Main) Migrate(ctx context.Context) error {
 		return err
 	}
 	return jobs.Migrate(ctx, m.DB)
-}
-
-// purgeEvery is how often serve deletes expired idempotency keys and portal
-// sessions.
-const purgeEvery = 5 * time.Minute
-
-// purge deletes expired idempotency keys and portal sessions until ctx
-// ends. Both are also ignored (and removed) when met, so this only keeps
-// the tables small.
-func (m *Main) purge(ctx context.Context) {
-	t := time.NewTicker(purgeEvery)
-	defer t.Stop()
-	for {
-		if n, err := m.Idempotency.Purge(ctx); err != nil && ctx.Err() == nil {
-			m.Log.Warn("purging idempotency keys failed", "error", err)
-		} else if n > 0 {
-			m.Log.Info("purged expired idempotency keys", "count", n)
-		}
-		if n, err := m.Portal.PurgeSessions(ctx); err != nil && ctx.Err() == nil {
-			m.Log.Warn("purging portal sessions failed", "error", err)
-		} else if n > 0 {
-			m.Log.Info("purged expired portal sessions", "count", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // Close ends live subscriptions and the event streams, and releases the
@@ -309,7 +280,6 @@ func (m *Main) Serve(ctx context.Context, ln, admin net.Listener) error {
 	for i, srv := range servers {
 		go func() { errc <- srv.Serve(listeners[i]) }()
 	}
-	go m.purge(ctx)
 	var serveErr error
 	running := len(servers)
 	select {
