@@ -34,8 +34,9 @@ func waitVersion(t *testing.T, w *store.CatalogWatch, what string, cond func(v u
 func TestCatalogWatch(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		w := store.NewCatalogWatch(db, slog.New(slog.NewTextHandler(io.Discard, nil)))
-		defer w.Close()
+		l := store.NewListener(db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		defer l.Close()
+		w := store.NewCatalogWatch(db, l)
 		any := func(uint64) bool { return true }
 		v0 := waitVersion(t, w, "the watch to start", any)
 

@@ -1,10 +1,11 @@
 // Package jobs runs Boxoffice's durable background work on River: webhook
 // deliveries (retried with exponential backoff, at most webhook.MaxAttempts
-// times) and the periodic sweep that expires pending orders. Jobs live in
-// the service's own database, are inserted in the transaction of the change
+// times), the periodic sweep that expires pending orders, and the periodic
+// purge of expired idempotency keys and portal sessions. Jobs live in the
+// service's own database, are inserted in the transaction of the change
 // that causes them, survive restarts, and are shared safely by every
-// instance: each job is worked by one of them, and the sweep is scheduled by
-// the elected leader only.
+// instance: each job is worked by one of them, and the periodic ones are
+// scheduled by the elected leader only.
 package jobs
 
 import (
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"github.com/boxoffice/boxoffice/checkout"
+	"github.com/boxoffice/boxoffice/idempotency"
+	"github.com/boxoffice/boxoffice/portal"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/riverqueue/river"
@@ -34,6 +37,9 @@ type Config struct {
 	RetryBase time.Duration
 	// SweepInterval is how often pending orders are checked for expiry.
 	SweepInterval time.Duration
+	// PurgeInterval is how often expired idempotency keys and portal
+	// sessions are deleted; zero means DefaultPurgeInterval.
+	PurgeInterval time.Duration
 	// PollInterval is how often workers look for due jobs (retries of a few
 	// seconds are found by polling, whatever the database).
 	PollInterval time.Duration
@@ -56,10 +62,15 @@ const JobTimeout = webhook.Timeout + 5*time.Second
 // own default would leave it running for an hour).
 const DefaultRescueAfter = 90 * time.Second
 
+// DefaultPurgeInterval is PurgeInterval by default. Expired keys and
+// sessions are ignored (and removed) when met, so the purge only keeps the
+// tables small and need not run often.
+const DefaultPurgeInterval = 5 * time.Minute
+
 // DefaultConfig returns production settings.
 func DefaultConfig() Config {
-	return Config{RetryBase: webhook.DefaultRetryBase, SweepInterval: 10 * time.Second, PollInterval: 250 * time.Millisecond,
-		Workers: 8, RescueAfter: DefaultRescueAfter}
+	return Config{RetryBase: webhook.DefaultRetryBase, SweepInterval: 10 * time.Second, PurgeInterval: DefaultPurgeInterval,
+		PollInterval: 250 * time.Millisecond, Workers: 8, RescueAfter: DefaultRescueAfter}
 }
 
 // Runner inserts and works jobs.
@@ -113,19 +124,28 @@ func riverConfig(cfg Config, workers *river.Workers, log *slog.Logger) (*river.C
 		FetchCooldown:        min(cfg.PollInterval, 50*time.Millisecond),
 		JobTimeout:           JobTimeout,
 		RescueStuckJobsAfter: rescueAfter,
-		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(
-			river.PeriodicInterval(cfg.SweepInterval),
-			func() (river.JobArgs, *river.InsertOpts) { return expireArgs{}, nil },
-			&river.PeriodicJobOpts{RunOnStart: true, ID: "expire_pending_orders"},
-		)},
+		PeriodicJobs: []*river.PeriodicJob{
+			river.NewPeriodicJob(
+				river.PeriodicInterval(cfg.SweepInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return expireArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true, ID: expireArgs{}.Kind()},
+			),
+			river.NewPeriodicJob(
+				river.PeriodicInterval(cmp.Or(cfg.PurgeInterval, DefaultPurgeInterval)),
+				func() (river.JobArgs, *river.InsertOpts) { return purgeArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true, ID: purgeArgs{}.Kind()},
+			),
+		},
 	}, nil
 }
 
 // New builds a runner over db. It does not start working until Start.
-func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, cfg Config, log *slog.Logger) (*Runner, error) {
+func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, keys *idempotency.Service, sessions *portal.Service,
+	cfg Config, log *slog.Logger) (*Runner, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &deliverWorker{hooks: hooks})
 	river.AddWorker(workers, &expireWorker{orders: orders, log: log})
+	river.AddWorker(workers, &purgeWorker{keys: keys, sessions: sessions, log: log})
 	rc, err := riverConfig(cfg, workers, log)
 	if err != nil {
 		return nil, err
@@ -253,6 +273,47 @@ func (w *expireWorker) Work(ctx context.Context, _ *river.Job[expireArgs]) error
 		w.log.Info("expired pending orders", "count", n)
 	}
 	return err
+}
+
+type purgeArgs struct{}
+
+func (purgeArgs) Kind() string { return "purge_expired" }
+
+// InsertOpts runs a purge once: a failed one is run again at the next
+// interval anyway.
+func (purgeArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 1} }
+
+// purgeWorker deletes expired idempotency keys and portal sessions. Both
+// are also ignored (and removed) when met, so this only keeps the tables
+// small; one failing does not stop the other.
+type purgeWorker struct {
+	river.WorkerDefaults[purgeArgs]
+	keys     *idempotency.Service
+	sessions *portal.Service
+	log      *slog.Logger
+}
+
+func (w *purgeWorker) Work(ctx context.Context, _ *river.Job[purgeArgs]) error {
+	var errs []error
+	for _, p := range []struct {
+		what  string
+		purge func(context.Context) (int64, error)
+	}{
+		{"idempotency keys", w.keys.Purge},
+		{"portal sessions", w.sessions.PurgeSessions},
+	} {
+		n, err := p.purge(ctx)
+		switch {
+		case err != nil:
+			if ctx.Err() == nil { // not a shutdown
+				w.log.Warn("purging "+p.what+" failed", "error", err)
+			}
+			errs = append(errs, fmt.Errorf("purging %s: %w", p.what, err))
+		case n > 0:
+			w.log.Info("purged expired "+p.what, "count", n)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // atLeast drops records below a level: River's own info lines (leader

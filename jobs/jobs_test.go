@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/boxoffice/boxoffice/checkout"
+	"github.com/boxoffice/boxoffice/idempotency"
+	"github.com/boxoffice/boxoffice/portal"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
@@ -43,6 +45,11 @@ func TestRiverConfig(t *testing.T) {
 		rc, err := riverConfig(Config{PollInterval: time.Second}, river.NewWorkers(), discard)
 		require.NoError(t, err)
 		require.Equal(t, DefaultRescueAfter, rc.RescueStuckJobsAfter)
+	})
+	t.Run("PeriodicJobs", func(t *testing.T) {
+		rc, err := riverConfig(DefaultConfig(), river.NewWorkers(), discard)
+		require.NoError(t, err)
+		require.Len(t, rc.PeriodicJobs, 2, "the expiry sweep and the purge, scheduled by the elected leader")
 	})
 	t.Run("ErrRescueAfterNotAboveJobTimeout", func(t *testing.T) {
 		cfg := DefaultConfig()
@@ -107,6 +114,8 @@ type testBundle struct {
 	hooks  *webhook.Service
 	rc     *receiver
 	appID  int64
+	// accountID owns the app.
+	accountID int64
 }
 
 func setup(t *testing.T, db *store.DB, cfg Config) *testBundle {
@@ -122,10 +131,10 @@ func setup(t *testing.T, db *store.DB, cfg Config) *testBundle {
 	require.NoError(t, err)
 	hooks := &webhook.Service{DB: db, Now: now, Log: discard, Client: webhook.NewClient(true), AllowPrivate: true}
 	orders := &checkout.Service{DB: db, Webhooks: hooks, Now: now, Config: checkout.DefaultConfig()}
-	runner, err := New(db, hooks, orders, cfg, discard)
+	runner, err := New(db, hooks, orders, &idempotency.Service{DB: db, Now: now}, &portal.Service{DB: db, Now: now}, cfg, discard)
 	require.NoError(t, err)
 	hooks.Enqueue = runner.EnqueueDelivery
-	return &testBundle{db: db, runner: runner, hooks: hooks, rc: rc, appID: app.App.ID}
+	return &testBundle{db: db, runner: runner, hooks: hooks, rc: rc, appID: app.App.ID, accountID: acc.ID}
 }
 
 // start works jobs until the test ends.
@@ -346,5 +355,56 @@ func TestRedeliver(t *testing.T) {
 			require.Equal(t, apperr.NotFound, ae.Code)
 			require.Equal(t, "webhook event evt_nope does not exist", ae.Message)
 		})
+	})
+}
+
+// TestPurge: the purge runs as a River periodic job, scheduled by the
+// elected leader only (two instances, one job), and deletes expired
+// idempotency keys and portal sessions while keeping live ones.
+func TestPurge(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		tb := setup(t, db, fastConfig())
+		ctx, now := context.Background(), time.Now().UTC()
+		keys := map[string]time.Time{"expired": now.Add(-time.Minute), "live": now.Add(time.Hour)}
+		for key, expires := range keys {
+			_, err := store.InsertIdempotencyRecord(ctx, db, &store.IdempotencyRecord{AppID: tb.appID, Environment: store.EnvTest,
+				Key: key, Fingerprint: "f", State: store.IdempotencyDone, Owner: "o", LockedUntil: now, CreatedAt: now.Add(-time.Hour), ExpiresAt: expires})
+			require.NoError(t, err)
+			require.NoError(t, store.InsertSession(ctx, db, &store.PortalSession{TokenHash: key, AccountID: tb.accountID,
+				CreatedAt: now.Add(-time.Hour), ExpiresAt: expires}))
+		}
+		remaining := func() (keys, sessions []string) {
+			require.NoError(t, db.NewSelect().Model((*store.IdempotencyRecord)(nil)).Column("key").Order("key").Scan(ctx, &keys))
+			require.NoError(t, db.NewSelect().Model((*store.PortalSession)(nil)).Column("token_hash").Order("token_hash").Scan(ctx, &sessions))
+			return keys, sessions
+		}
+		purges := func() []*rivertype.JobRow {
+			res, err := tb.runner.inserter.JobList(ctx, river.NewJobListParams().Kinds(purgeArgs{}.Kind()))
+			require.NoError(t, err)
+			return res.Jobs
+		}
+
+		// A second instance on the same database: only the leader schedules.
+		orders := &checkout.Service{DB: db, Webhooks: tb.hooks, Now: time.Now, Config: checkout.DefaultConfig()}
+		other, err := New(db, tb.hooks, orders, &idempotency.Service{DB: db, Now: time.Now}, &portal.Service{DB: db, Now: time.Now}, fastConfig(), discard)
+		require.NoError(t, err)
+		tb.start(t)
+		(&testBundle{runner: other}).start(t)
+		waitFor(t, "the purge job to complete", func() bool {
+			js := purges()
+			return len(js) > 0 && js[0].State == rivertype.JobStateCompleted
+		})
+		keysLeft, sessionsLeft := remaining()
+		require.Equal(t, []string{"live"}, keysLeft)
+		require.Equal(t, []string{"live"}, sessionsLeft)
+
+		js := purges()
+		require.Len(t, js, 1, "one instance, the leader, schedules the purge")
+		var meta map[string]any
+		require.NoError(t, json.Unmarshal(js[0].Metadata, &meta))
+		require.Equal(t, true, meta["periodic"], "inserted by River's periodic job enqueuer")
+		require.Equal(t, purgeArgs{}.Kind(), meta["river:periodic_job_id"])
 	})
 }

@@ -1,7 +1,7 @@
 // Package live pushes what changes to those who follow it: an order's
 // status, and the stock of a date's tickets. It learns of changes from the
 // database (the triggers of store's live migration: PostgreSQL NOTIFY on
-// the process's one listening connection, store.CatalogWatch; on SQLite a
+// the process's one listening connection, store.Listener; on SQLite a
 // change counter it polls), so a change any instance or process commits
 // reaches every instance's subscribers. Each topic is read once per change
 // however many follow it, every subscriber gets the latest value (a slow
@@ -61,10 +61,10 @@ func Tenant(appID int64, env string) string { return env + ":" + strconv.FormatI
 
 // Hub fans changes out to subscribers.
 type Hub struct {
-	db    *store.DB
-	watch *store.CatalogWatch
-	cfg   Config
-	log   *slog.Logger
+	db       *store.DB
+	listener *store.Listener
+	cfg      Config
+	log      *slog.Logger
 
 	ctx    context.Context // ends with Close
 	cancel context.CancelFunc
@@ -77,6 +77,7 @@ type Hub struct {
 	conns    map[*connection]struct{}
 	stopPoll context.CancelFunc // nil when not polling
 	polls    int                // polls done, for tests
+	unlisten func()             // nil until the first subscription on PostgreSQL
 }
 
 // topic is one followed thing and its subscribers. All fields are
@@ -103,17 +104,13 @@ type usage struct{ conns, subs int }
 type connection struct{ cancel context.CancelFunc }
 
 // New returns a hub over db. On PostgreSQL it hears changes through
-// watch, whose listener it starts with the first subscription.
-func New(db *store.DB, watch *store.CatalogWatch, cfg Config, log *slog.Logger) *Hub {
+// listener, to which it subscribes with the first subscription.
+func New(db *store.DB, listener *store.Listener, cfg Config, log *slog.Logger) *Hub {
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &Hub{
-		db: db, watch: watch, cfg: cfg, log: log, ctx: ctx, cancel: cancel,
+	return &Hub{
+		db: db, listener: listener, cfg: cfg, log: log, ctx: ctx, cancel: cancel,
 		topics: map[Topic]*topic{}, tenants: map[string]*usage{}, conns: map[*connection]struct{}{},
 	}
-	if db.Postgres() {
-		watch.OnLive(h.changed)
-	}
-	return h
 }
 
 // Connect counts a WebSocket connection of tenant and returns its
@@ -241,6 +238,18 @@ func (h *Hub) remove(t Topic, s *subscriber) {
 	}
 }
 
+// notified hears the listener: a change of this schema, or that changes
+// may have been missed, after which everything followed is read again.
+func (h *Hub) notified(n store.Notification) {
+	if n.Missed {
+		h.changed("", "")
+		return
+	}
+	if kind, key, ok := store.LiveChange(n); ok {
+		h.changed(kind, key)
+	}
+}
+
 // changed hears of a change of kind and key; kind "" says anything may
 // have changed.
 func (h *Hub) changed(kind, key string) {
@@ -317,11 +326,14 @@ func (h *Hub) refresh(tp *topic) {
 }
 
 // startWatching makes sure changes are heard while anyone subscribes:
-// PostgreSQL's listener (shared, started once), or an SQLite poller that
-// runs while there are topics.
+// PostgreSQL's listener (shared by the process; the hub subscribes once and
+// stays until Close), or an SQLite poller that runs while there are topics.
+// Called with h.mu held.
 func (h *Hub) startWatching() {
 	if h.db.Postgres() {
-		h.watch.Listen()
+		if h.unlisten == nil {
+			h.unlisten = h.listener.Subscribe(store.LiveChannel, h.notified)
+		}
 		return
 	}
 	if h.stopPoll != nil {
@@ -408,7 +420,11 @@ func (h *Hub) Close() {
 	h.Shutdown()
 	h.mu.Lock()
 	h.closed = true
+	unlisten := h.unlisten
 	h.mu.Unlock()
+	if unlisten != nil {
+		unlisten()
+	}
 	h.cancel()
 	h.wg.Wait()
 }

@@ -84,8 +84,9 @@ func TestEveryFieldPrimed(t *testing.T) {
 		require.NoError(t, err)
 		clock := func() time.Time { return time.Now().UTC() }
 		cat := &catalog.Service{DB: db, Now: clock}
-		watch := store.NewCatalogWatch(db, slog.New(slog.NewTextHandler(io.Discard, nil)))
-		t.Cleanup(watch.Close)
+		listener := store.NewListener(db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		t.Cleanup(listener.Close)
+		watch := store.NewCatalogWatch(db, listener)
 		res := &Resolver{Catalog: cat, Now: clock}
 		srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: res, Complexity: Complexity()}))
 		srv.AddTransport(transport.POST{})

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 
 	"github.com/uptrace/bun"
 )
@@ -19,6 +20,18 @@ const (
 	// a ticket was added or removed; the key is the event date id.
 	LiveStock = "stock"
 )
+
+// LiveChange reads a LiveChannel notification: the kind and key of the
+// change, and ok false when it is not a change of this process's schema
+// (a Missed notification included).
+func LiveChange(n Notification) (kind, key string, ok bool) {
+	// "KIND KEY SCHEMA": neither kind nor key holds a space.
+	parts := strings.SplitN(n.Payload, " ", 3)
+	if n.Missed || len(parts) != 3 || parts[2] != n.Schema {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
+}
 
 // LiveVersions returns SQLite's live change counters by kind (LiveOrder,
 // LiveStock): each moves whenever a change of its kind commits, from any

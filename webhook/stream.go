@@ -61,9 +61,10 @@ type Streams struct {
 	closed  sync.Once
 }
 
-// NewStreams returns the stream service of db. Streams re-check their key
-// with authn while open; writeError renders refusals.
-func NewStreams(db *store.DB, authn *auth.Authenticator, cfg StreamConfig, log *slog.Logger,
+// NewStreams returns the stream service of db. Streams are woken through
+// listener (the process's one), re-check their key with authn while open;
+// writeError renders refusals.
+func NewStreams(db *store.DB, listener *store.Listener, authn *auth.Authenticator, cfg StreamConfig, log *slog.Logger,
 	writeError func(http.ResponseWriter, *http.Request, error)) *Streams {
 	if cfg.Poll == 0 {
 		cfg.Poll = 250 * time.Millisecond
@@ -72,7 +73,7 @@ func NewStreams(db *store.DB, authn *auth.Authenticator, cfg StreamConfig, log *
 		}
 	}
 	return &Streams{db: db, auth: authn, cfg: cfg, log: log, writeError: writeError,
-		watch: store.NewWebhookWatch(db, log), open: map[int64]int{}, closing: make(chan struct{})}
+		watch: store.NewWebhookWatch(db, listener), open: map[int64]int{}, closing: make(chan struct{})}
 }
 
 // Close ends every open stream (their listeners reconnect elsewhere, or

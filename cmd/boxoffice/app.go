@@ -130,8 +130,10 @@ type Main struct {
 	Payments    payments.Provider
 	devPay      *devpay.Provider
 	Resolver    *resolvers.Resolver
-	// CatalogWatch tells the catalog cache when the catalog changed, and
-	// Live of order and stock changes.
+	// Listener is the process's one PostgreSQL LISTEN connection, shared
+	// by the catalog watch, Live and the webhook event streams.
+	Listener *store.Listener
+	// CatalogWatch tells the catalog cache when the catalog changed.
 	CatalogWatch *store.CatalogWatch
 	// Live fans order and stock changes out to GraphQL subscriptions.
 	Live *live.Hub
@@ -171,10 +173,11 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	}
 	m.Limits = ratelimit.NewLimits(m.limitStore, cfg.RateLimits)
 	m.Metrics = observe.NewMetrics(db.DB.DB, func(ctx context.Context) (map[string]int, error) { return store.JobCounts(ctx, db) })
-	m.CatalogWatch = store.NewCatalogWatch(db, log)
+	m.Listener = store.NewListener(db, log)
+	m.CatalogWatch = store.NewCatalogWatch(db, m.Listener)
 	m.Catalog = &catalog.Service{DB: db, Now: now}
 	m.ReadCache = readcache.NewCache(db, m.CatalogWatch, now, readcache.DefaultCacheBudget)
-	m.Live = live.New(db, m.CatalogWatch, cfg.Live, log)
+	m.Live = live.New(db, m.Listener, cfg.Live, log)
 	m.Auth = &auth.Authenticator{DB: db}
 	m.Admission = &admission.Gate{Auth: m.Auth, Limits: m.Limits}
 	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks, Password: cfg.Password}
@@ -184,7 +187,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	pc := cfg.Portal
 	pc.BaseURL = cfg.PublicBaseURL
 	m.Portal = portal.NewService(db, m.Provision, m.Webhooks, m.limitStore, cfg.RateLimits.Namespace(), now, pc)
-	m.Streams = webhook.NewStreams(db, m.Auth, cfg.WebhookStreams, log, func(w http.ResponseWriter, r *http.Request, err error) {
+	m.Streams = webhook.NewStreams(db, m.Listener, m.Auth, cfg.WebhookStreams, log, func(w http.ResponseWriter, r *http.Request, err error) {
 		rest.WriteError(w, r, log, err)
 	})
 	if err := m.openPayments(cfg); err != nil {
@@ -204,7 +207,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Resolver = &resolvers.Resolver{Catalog: m.Catalog, Checkout: m.Checkout, Live: m.Live, Now: now}
 	jc := cfg.Jobs
 	jc.RetryBase = cfg.WebhookRetryBase
-	runner, err := jobs.New(db, m.Webhooks, m.Checkout, jc, log)
+	runner, err := jobs.New(db, m.Webhooks, m.Checkout, m.Idempotency, m.Portal, jc, log)
 	if err != nil {
 		return nil, err
 	}
@@ -241,41 +244,12 @@ func (m *Main) Migrate(ctx context.Context) error {
 	return jobs.Migrate(ctx, m.DB)
 }
 
-// purgeEvery is how often serve deletes expired idempotency keys and portal
-// sessions.
-const purgeEvery = 5 * time.Minute
-
-// purge deletes expired idempotency keys and portal sessions until ctx
-// ends. Both are also ignored (and removed) when met, so this only keeps
-// the tables small.
-func (m *Main) purge(ctx context.Context) {
-	t := time.NewTicker(purgeEvery)
-	defer t.Stop()
-	for {
-		if n, err := m.Idempotency.Purge(ctx); err != nil && ctx.Err() == nil {
-			m.Log.Warn("purging idempotency keys failed", "error", err)
-		} else if n > 0 {
-			m.Log.Info("purged expired idempotency keys", "count", n)
-		}
-		if n, err := m.Portal.PurgeSessions(ctx); err != nil && ctx.Err() == nil {
-			m.Log.Warn("purging portal sessions failed", "error", err)
-		} else if n > 0 {
-			m.Log.Info("purged expired portal sessions", "count", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
 // Close ends live subscriptions and the event streams, and releases the
-// catalog watch, the database and Redis.
+// listener, the database and Redis.
 func (m *Main) Close() error {
 	m.Live.Close()
-	m.CatalogWatch.Close()
 	m.Streams.Close()
+	m.Listener.Close()
 	return errors.Join(m.limitStore.Close(), m.DB.Close())
 }
 
@@ -309,7 +283,6 @@ func (m *Main) Serve(ctx context.Context, ln, admin net.Listener) error {
 	for i, srv := range servers {
 		go func() { errc <- srv.Serve(listeners[i]) }()
 	}
-	go m.purge(ctx)
 	var serveErr error
 	running := len(servers)
 	select {

@@ -395,7 +395,7 @@ func TestServeBanner(t *testing.T) {
 	cfg.PublicBaseURL = "http://localhost:8080"
 	m, err := New(cfg, storetest.MustOpen(t, "sqlite"), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
-	t.Cleanup(m.CatalogWatch.Close)
+	t.Cleanup(m.Listener.Close)
 	require.NoError(t, m.Migrate(context.Background()))
 	var out strings.Builder
 	require.NoError(t, seedOnFirstStart(context.Background(), &out, m))

@@ -106,7 +106,7 @@ func TestClientThatLeaves(t *testing.T) {
 			logs := &syncBuffer{}
 			m, err := New(DefaultConfig(), db, slog.New(slog.NewJSONHandler(logs, nil)))
 			require.NoError(t, err)
-			t.Cleanup(m.CatalogWatch.Close)
+			t.Cleanup(m.Listener.Close)
 			t.Cleanup(m.Live.Close)
 			require.NoError(t, m.Migrate(context.Background()))
 			demo, err := seed.Demo(context.Background(), db, m.Provision, m.Now())

@@ -474,7 +474,7 @@ func (tb *testBundle) peer(t testing.TB, rawURL string) *testBundle {
 	db := storetest.OpenURL(t, rawURL)
 	m, err := New(tb.m.Config, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
-	t.Cleanup(m.CatalogWatch.Close)
+	t.Cleanup(m.Listener.Close)
 	t.Cleanup(m.Live.Close)
 	srv := httptest.NewServer(m.Handler())
 	t.Cleanup(srv.Close)

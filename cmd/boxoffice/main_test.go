@@ -47,7 +47,7 @@ func setup(t testing.TB, db *store.DB, opts ...func(*Config)) *testBundle {
 	}
 	m, err := New(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
-	t.Cleanup(m.CatalogWatch.Close)
+	t.Cleanup(m.Listener.Close)
 	t.Cleanup(m.Live.Close)
 	require.NoError(t, m.Migrate(context.Background()))
 	demo, err := seed.Demo(context.Background(), db, m.Provision, m.Now())

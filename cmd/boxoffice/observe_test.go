@@ -202,7 +202,7 @@ func TestRequestID(t *testing.T) {
 	logs := &syncBuffer{}
 	m, err := New(DefaultConfig(), storetest.MustOpen(t, "sqlite"), slog.New(slog.NewJSONHandler(logs, nil)))
 	require.NoError(t, err)
-	t.Cleanup(m.CatalogWatch.Close)
+	t.Cleanup(m.Listener.Close)
 	srv := httptest.NewServer(m.Handler())
 	t.Cleanup(srv.Close)
 	// requestIDs returns the request_id of every request line logged so far.

@@ -11,7 +11,7 @@ import (
 // Order view shows) changes and when the stock of a date's tickets moves,
 // in the transaction that changes them, whoever writes (checkout,
 // settlement, the expiry sweep, a catalog import, another instance), so
-// every instance's subscribers hear of it (store.CatalogWatch, live.Hub).
+// every instance's subscribers hear of it (store.Listener, live.Hub).
 // PostgreSQL notifies the channel boxoffice_live with "KIND KEY SCHEMA"
 // (order REFERENCE, or stock EVENT_DATE_ID) when the transaction commits,
 // identical notifications folded; SQLite counts changes per kind in
