@@ -77,5 +77,3 @@ func TestCatalogWatch(t *testing.T) {
 		}
 	})
 }
-
-
