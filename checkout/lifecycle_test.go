@@ -92,8 +92,8 @@ func (b *lifecycleBundle) order(t *testing.T, env, event, date, ticket string, q
 		Customer:   &checkout.Customer{Name: ptr("Ama Mensah"), Email: ptr(fmt.Sprintf("ama%d@example.com", b.keys)), Phone: ptr("0241234567")},
 		SuccessURL: ptr("https://partner.example/ok"), CancelURL: ptr("https://partner.example/no"),
 	}
-	sess, err := b.svc.Create(context.Background(), checkout.Caller{AppID: b.demo.App.App.ID, Environment: env},
-		fmt.Sprintf("lifecycle-%d", b.keys), checkout.Given(in))
+	sess, _, err := b.svc.Create(context.Background(), checkout.Caller{AppID: b.demo.App.App.ID, Environment: env},
+		checkout.Request{Key: fmt.Sprintf("lifecycle-%d", b.keys), Input: in})
 	require.NoError(t, err)
 	return b.reload(t, sess.OrderReference)
 }
