@@ -163,7 +163,8 @@ func (s *Service) create(ctx context.Context, c Caller, r Request) (*Session, bo
 	}
 	if saved != nil {
 		sess, err := replay(saved)
-		return sess, true, err
+		// A saved answer we cannot read is a failure of ours, not a replay.
+		return sess, err == nil || apperr.CodeOf(err) != apperr.Internal, err
 	}
 	sess, err := s.place(ctx, c, req, claim)
 	if err == nil {
