@@ -122,6 +122,14 @@ func (c Code) Status() int {
 	return http.StatusInternalServerError
 }
 
+// Transient reports whether a refusal says "not now" rather than "not
+// this": a limit (429) or a failure of the service (5xx), after which the
+// same request may succeed unchanged.
+func (c Code) Transient() bool {
+	s := c.Status()
+	return s == http.StatusTooManyRequests || s >= http.StatusInternalServerError
+}
+
 // Details maps a field path such as "items.0.quantity" to its messages.
 type Details map[string][]string
 

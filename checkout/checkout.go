@@ -11,7 +11,6 @@ import (
 	"encoding/base32"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strings"
 	"time"
 
@@ -76,7 +75,8 @@ type Caller struct {
 // Live reports whether the caller uses a live key.
 func (c Caller) Live() bool { return c.Environment == store.EnvLive }
 
-// Session is spec section 2.4: the answer to a checkout request.
+// Session is spec section 2.4: the answer to a checkout request. Its JSON
+// is the form an idempotency key saves it in, so its tags must not change.
 type Session struct {
 	OrderReference   string  `json:"order_reference"`
 	CheckoutURL      *string `json:"checkout_url"`
@@ -91,10 +91,10 @@ type Session struct {
 	Currency string `json:"-"`
 }
 
-// outcome is what an idempotency key saves: the status and either the
-// session or the business error.
+// outcome is what an idempotency key saves: either the session or the
+// business error. (Records saved before this form also hold the HTTP
+// status, which replay never needed: the session or the code implies it.)
 type outcome struct {
-	Status  int      `json:"status"`
 	Session *Session `json:"session,omitempty"`
 	// Currency is the Session's, which its JSON leaves out.
 	Currency string         `json:"currency,omitempty"`
@@ -107,20 +107,21 @@ type savedError struct {
 	Message string      `json:"message"`
 }
 
-// Create runs a checkout request under its Idempotency-Key.
+// Create runs a checkout request under its idempotency key and reports
+// whether the answer, a session or a refusal, is the one saved for an
+// earlier run of the same request (replayed).
 // Errors, in DESIGN.md's order: rate_limit_exceeded, missing_idempotency_key,
-// (free_checkout_unavailable and payment_gateway_unavailable, 503s, come
-// where the cart is known to be free or paid),
 // invalid_idempotency_key, validation_failed, idempotency_conflict,
 // idempotency_in_progress, event_not_found, event_not_available,
 // event_date_not_found, event_date_not_available, ticket_not_found,
 // ticket_not_on_sale, ticket_quantity_exceeded, invalid_redirect_url,
 // redirect_allowlist_required, redirect_domain_not_allowed,
 // metadata_too_large, quantity_exceeds_limit, free_order_limit_reached,
-// sold_out. A saved answer is returned again, and idempotency.MarkReplayed
-// records that on ctx.
-func (s *Service) Create(ctx context.Context, c Caller, key string, src Source) (*Session, error) {
-	sess, err := s.create(ctx, c, key, src)
+// sold_out; free_checkout_unavailable and payment_gateway_unavailable
+// (503s) where the cart is known to be free or paid, and
+// checkout_unavailable when the database fails.
+func (s *Service) Create(ctx context.Context, c Caller, r Request) (sess *Session, replayed bool, err error) {
+	sess, replayed, err = s.create(ctx, c, r)
 	var ae *apperr.Error
 	if err != nil && !errors.As(err, &ae) {
 		// The database (or something under it) failed: the client may retry.
@@ -135,59 +136,59 @@ func (s *Service) Create(ctx context.Context, c Caller, key string, src Source) 
 		}
 		s.Observe(c.Environment, outcome)
 	}
-	return sess, err
+	return sess, replayed, err
 }
 
 // create is the one place checkout's precedence is decided, whichever API
-// the request came through: the checkout limit, then the Idempotency-Key,
-// then the body (read only now), then the rules.
-func (s *Service) create(ctx context.Context, c Caller, key string, src Source) (*Session, error) {
+// the request came through: the checkout limit, then the idempotency key,
+// then what decoding found in the body with the rest of validation, then
+// the rules.
+func (s *Service) create(ctx context.Context, c Caller, r Request) (*Session, bool, error) {
 	if s.Throttle != nil {
 		if err := s.Throttle(ctx, c.AppID, c.Environment); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	if err := idempotency.CheckKey(key); err != nil {
-		return nil, err
+	if err := idempotency.CheckKey(r.Key); err != nil {
+		return nil, false, err
 	}
-	in, decoded := src()
-	req, err := validate(in, decoded)
+	req, err := validate(r.Input, r.Problems)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	scope := idempotency.Scope{AppID: c.AppID, Environment: c.Environment}
-	claim, saved, err := s.Idempotency.Begin(ctx, scope, key, idempotency.Fingerprint(canonical(in)))
+	claim, saved, err := s.Idempotency.Begin(ctx, scope, r.Key, idempotency.Fingerprint(canonical(r.Input)))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if saved != nil {
-		idempotency.MarkReplayed(ctx)
-		return replay(saved)
+		sess, err := replay(saved)
+		// A saved answer we cannot read is a failure of ours, not a replay.
+		return sess, err == nil || apperr.CodeOf(err) != apperr.Internal, err
 	}
 	sess, err := s.place(ctx, c, req, claim)
 	if err == nil {
-		return sess, nil
+		return sess, false, nil
 	}
 	var ae *apperr.Error
 	if !errors.As(err, &ae) || !saveable(ae) {
 		if rerr := s.Idempotency.Release(ctx, claim); rerr != nil {
-			return nil, errors.Join(err, rerr)
+			return nil, false, errors.Join(err, rerr)
 		}
-		return nil, err
+		return nil, false, err
 	}
-	body, _ := json.Marshal(outcome{Status: ae.Status(), Error: &savedError{Code: ae.Code, Message: ae.Message}, Details: ae.Details})
+	body, _ := json.Marshal(outcome{Error: &savedError{Code: ae.Code, Message: ae.Message}, Details: ae.Details})
 	if cerr := s.Idempotency.Complete(ctx, s.DB, claim, body); cerr != nil {
-		return nil, cerr
+		return nil, false, cerr
 	}
-	return nil, err
+	return nil, false, err
 }
 
 // saveable reports whether an answer is kept for the key: business-rule
 // answers after validation are; validation, limits and server errors are
 // not, so the client can fix or retry with the same key.
 func saveable(e *apperr.Error) bool {
-	s := e.Status()
-	return s < 500 && s != http.StatusTooManyRequests && e.Code != apperr.ValidationFailed
+	return !e.Code.Transient() && e.Code != apperr.ValidationFailed
 }
 
 func replay(saved []byte) (*Session, error) {
@@ -274,7 +275,7 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, claim *idem
 		}
 	}
 	sess := s.session(order)
-	body, _ := json.Marshal(outcome{Status: http.StatusCreated, Session: sess, Currency: sess.Currency})
+	body, _ := json.Marshal(outcome{Session: sess, Currency: sess.Currency})
 
 	// The rows every checkout of a ticket contends for (its stock, and for
 	// live free carts the daily counters) are taken last, just before the

@@ -31,14 +31,14 @@ func TestCreate_ErrCheckoutUnavailable(t *testing.T) {
 	svc := &checkout.Service{DB: db, Idempotency: &idempotency.Service{DB: db, Now: now}, Now: now, Config: checkout.DefaultConfig()}
 	require.NoError(t, db.Close()) // the database goes away
 
-	_, err := svc.Create(context.Background(), checkout.Caller{AppID: 1, Environment: store.EnvTest}, "k", checkout.Given(validInput()))
+	_, _, err := svc.Create(context.Background(), checkout.Caller{AppID: 1, Environment: store.EnvTest}, checkout.Request{Key: "k", Input: validInput()})
 	ae := apperr.From(err)
 	require.Equal(t, apperr.CheckoutUnavailable, ae.Code)
 	require.Equal(t, 503, ae.Status())
 	require.Equal(t, "Checkout is temporarily unavailable; retry shortly, then contact support.", ae.Message)
 	require.Error(t, ae.Cause, "the cause is kept for the logs")
 
-	_, err = svc.Create(context.Background(), checkout.Caller{AppID: 1, Environment: store.EnvTest}, "", checkout.Given(validInput()))
+	_, _, err = svc.Create(context.Background(), checkout.Caller{AppID: 1, Environment: store.EnvTest}, checkout.Request{Input: validInput()})
 	require.Equal(t, apperr.MissingIdempotencyKey, apperr.CodeOf(err), "header errors come first, database or not")
 }
 

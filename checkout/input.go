@@ -22,7 +22,9 @@ const (
 // POST /api/v1/checkout-sessions and the GraphQL CreateCheckoutSessionInput
 // (whose idempotencyKey REST sends as a header).
 // Every field is optional at this level so that a missing one is reported
-// in validation details rather than as a decoding failure.
+// in validation details rather than as a decoding failure. Its JSON is the
+// request's fingerprint (canonical), which keys saved before must keep
+// matching, so its tags must not change.
 type Input struct {
 	EventID     *int      `json:"event_id"`
 	EventdateID *int      `json:"eventdate_id"`
@@ -33,6 +35,23 @@ type Input struct {
 	// Metadata must be a JSON object; it is typed loosely so that any
 	// other value is reported by validation, on both APIs, as a 422.
 	Metadata any `json:"metadata"`
+}
+
+// Request is a checkout request as an API hands it over: the idempotency
+// key, and the input as far as the API could decode it. The API decodes
+// the body before the key is checked, but only reports what it found
+// through Problems, so that Create answers a bad key before a bad body.
+type Request struct {
+	// Key is REST's Idempotency-Key header or GraphQL's idempotencyKey.
+	Key string
+	// Input is the decoded request; nil when the body could not be read as
+	// a JSON object at all.
+	Input *Input
+	// Problems are what decoding found, keyed by field path: a body that is
+	// not JSON, a member of the wrong type (items.0.quantity: must be an
+	// integer). Validation reports them with its own, a field's decoding
+	// problem in place of "is required".
+	Problems apperr.Details
 }
 
 // Item is one requested ticket type and quantity.
@@ -68,7 +87,7 @@ type item struct {
 }
 
 // validate checks the shape and fields of a request. decoded holds the
-// problems the API's decoding found (type errors): every problem is
+// problems the API's decoding found (Request.Problems): every problem is
 // reported at once, a field's decoding problem in place of "is required".
 // Errors: validation_failed with details keyed by field path.
 func validate(in *Input, decoded apperr.Details) (*request, error) {

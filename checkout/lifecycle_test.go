@@ -85,15 +85,9 @@ func (b *lifecycleBundle) order(t *testing.T, env, event, date, ticket string, q
 	t.Helper()
 	b.clock.set(b.start)
 	b.keys++
-	c := b.demo.Catalog
-	in := &checkout.Input{
-		EventID: ptr(int(c.Events[event])), EventdateID: ptr(int(c.EventDates[date])),
-		Items:      []*checkout.Item{{TicketID: ptr(int(c.Tickets[ticket])), Quantity: ptr(qty)}},
-		Customer:   &checkout.Customer{Name: ptr("Ama Mensah"), Email: ptr(fmt.Sprintf("ama%d@example.com", b.keys)), Phone: ptr("0241234567")},
-		SuccessURL: ptr("https://partner.example/ok"), CancelURL: ptr("https://partner.example/no"),
-	}
-	sess, err := b.svc.Create(context.Background(), checkout.Caller{AppID: b.demo.App.App.ID, Environment: env},
-		fmt.Sprintf("lifecycle-%d", b.keys), checkout.Given(in))
+	in := b.cart(event, date, ticket, qty)
+	in.Customer.Email = ptr(fmt.Sprintf("ama%d@example.com", b.keys))
+	sess, _, err := b.create(env, checkout.Request{Key: fmt.Sprintf("lifecycle-%d", b.keys), Input: in})
 	require.NoError(t, err)
 	return b.reload(t, sess.OrderReference)
 }
@@ -281,11 +275,11 @@ func TestTransitions(t *testing.T) {
 		{"SandboxPastExpiryFailedExpires", "DEMO-HIGHLIFE-REG", lateSandbox, settle(store.OrderFailed),
 			want{status: store.OrderExpired, webhooks: expiredHooks}},
 	}
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		t.Parallel()
-		b := setupLifecycle(t, db)
-		for _, tt := range tests {
-			t.Run(tt.name, func(t *testing.T) {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			storetest.Each(t, func(t *testing.T, db *store.DB) {
+				b := setupLifecycle(t, db)
 				heldBefore, soldBefore := b.stock(t, tt.ticket)
 				o := tt.order(t, b)
 				got, err := tt.act(b, o)
@@ -306,9 +300,13 @@ func TestTransitions(t *testing.T) {
 				}
 				require.Equal(t, tt.want.sold, sold-soldBefore, "sold")
 			})
-		}
+		})
+	}
 
-		t.Run("ErrOrderNotFound", func(t *testing.T) {
+	t.Run("ErrOrderNotFound", func(t *testing.T) {
+		t.Parallel()
+		storetest.Each(t, func(t *testing.T, db *store.DB) {
+			b := setupLifecycle(t, db)
 			_, err := b.svc.ConfirmPayment(context.Background(), &payments.Status{Reference: "ord_nope", State: payments.Paid, Amount: 1, Currency: "GHS"})
 			require.Equal(t, apperr.OrderNotFound, apperr.CodeOf(err))
 			require.Equal(t, "Order ord_nope was not found.", apperr.From(err).Message)
@@ -316,7 +314,11 @@ func TestTransitions(t *testing.T) {
 			require.Equal(t, apperr.OrderNotFound, apperr.CodeOf(err))
 			require.Equal(t, "Order sbx_nope was not found.", apperr.From(err).Message)
 		})
-		t.Run("ErrNotAnOutcome", func(t *testing.T) {
+	})
+	t.Run("ErrNotAnOutcome", func(t *testing.T) {
+		t.Parallel()
+		storetest.Each(t, func(t *testing.T, db *store.DB) {
+			b := setupLifecycle(t, db)
 			o := b.paidOrder(t)
 			for _, status := range []string{store.OrderCompleted, store.OrderPending, "refunded"} {
 				_, _, err := b.svc.Settle(context.Background(), o.Reference, status)

@@ -59,7 +59,8 @@ func (s *Service) Order(ctx context.Context, c Caller, ref string) (*store.Order
 	return o, nil
 }
 
-// OrderView is spec section 2.5, the Order both APIs and webhook payloads show.
+// OrderView is spec section 2.5, the Order webhook payloads show; both APIs
+// show it as graph/model's Order, converted from this one.
 type OrderView struct {
 	Reference        string  `json:"reference"`
 	Status           string  `json:"status"`

@@ -13,7 +13,6 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
-	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph/model"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -29,7 +28,6 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
-	CheckoutSession() CheckoutSessionResolver
 	Event() EventResolver
 	EventDate() EventDateResolver
 	Mutation() MutationResolver
@@ -241,9 +239,6 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
-type CheckoutSessionResolver interface {
-	TotalMoney(ctx context.Context, obj *checkout.Session) (*model.Money, error)
-}
 type EventResolver interface {
 	Dates(ctx context.Context, obj *model.Event, includePast *bool) ([]*model.EventDate, error)
 }
@@ -260,10 +255,10 @@ type QueryResolver interface {
 	EventBySlug(ctx context.Context, slug string) (*model.Event, error)
 	Event(ctx context.Context, id int) (*model.Event, error)
 	EventDate(ctx context.Context, id int) (*model.EventDate, error)
-	Order(ctx context.Context, reference string) (*checkout.OrderView, error)
+	Order(ctx context.Context, reference string) (*model.Order, error)
 }
 type SubscriptionResolver interface {
-	OrderUpdated(ctx context.Context, reference string) (<-chan *checkout.OrderView, error)
+	OrderUpdated(ctx context.Context, reference string) (<-chan *model.Order, error)
 	AvailabilityChanged(ctx context.Context, eventDateID int) (<-chan *model.DateAvailability, error)
 }
 
@@ -2700,21 +2695,21 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 
 // region    **************************** field.gotpl *****************************
 
-func (ec *executionContext) _CheckoutSession_orderReference(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_orderReference(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.OrderReference)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_orderReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
 }
 
-func (ec *executionContext) _CheckoutSession_checkoutUrl(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_checkoutUrl(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
 	return optString(obj.CheckoutURL)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_checkoutUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
 }
 
-func (ec *executionContext) _CheckoutSession_expiresAt(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2737,7 +2732,7 @@ func (ec *executionContext) fieldContext_CheckoutSession_expiresAt(_ context.Con
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren1)
 }
 
-func (ec *executionContext) _CheckoutSession_status(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_status(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2760,7 +2755,7 @@ func (ec *executionContext) fieldContext_CheckoutSession_status(_ context.Contex
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren2)
 }
 
-func (ec *executionContext) _CheckoutSession_environment(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_environment(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2783,21 +2778,21 @@ func (ec *executionContext) fieldContext_CheckoutSession_environment(_ context.C
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren3)
 }
 
-func (ec *executionContext) _CheckoutSession_requiresPayment(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_requiresPayment(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
 	return (*boolValue)(&obj.RequiresPayment)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_requiresPayment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _CheckoutSession_totalAmount(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_totalAmount(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
 	return optString(obj.TotalAmount)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
 }
 
-func (ec *executionContext) _CheckoutSession_totalMoney(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_totalMoney(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2806,7 +2801,7 @@ func (ec *executionContext) _CheckoutSession_totalMoney(ctx context.Context, fie
 			return ec.fieldContext_CheckoutSession_totalMoney(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.CheckoutSession().TotalMoney(ctx, obj)
+			return obj.TotalMoney(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
@@ -2821,7 +2816,7 @@ func (ec *executionContext) fieldContext_CheckoutSession_totalMoney(_ context.Co
 		Object:     "CheckoutSession",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Money(ctx, field)
 		},
@@ -2829,7 +2824,7 @@ func (ec *executionContext) fieldContext_CheckoutSession_totalMoney(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _CheckoutSession_paymentReference(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_paymentReference(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
 	return optString(obj.PaymentReference)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_paymentReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2848,8 +2843,8 @@ func (ec *executionContext) _CreateCheckoutSessionPayload_checkoutSession(ctx co
 			return obj.CheckoutSession, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Session) graphql.Marshaler {
-			return ec.marshalOCheckoutSession2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐSession(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CheckoutSession) graphql.Marshaler {
+			return ec.marshalOCheckoutSession2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckoutSession(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3722,14 +3717,14 @@ func (ec *executionContext) fieldContext_Mutation_createCheckoutSession(ctx cont
 	return fc, nil
 }
 
-func (ec *executionContext) _Order_reference(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_reference(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Reference)
 }
 func (ec *executionContext) fieldContext_Order_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
 }
 
-func (ec *executionContext) _Order_status(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_status(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3752,21 +3747,21 @@ func (ec *executionContext) fieldContext_Order_status(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren7)
 }
 
-func (ec *executionContext) _Order_statusCode(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_statusCode(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.StatusCode)
 }
 func (ec *executionContext) fieldContext_Order_statusCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren5)
 }
 
-func (ec *executionContext) _Order_currency(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_currency(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
 	return optString(obj.Currency)
 }
 func (ec *executionContext) fieldContext_Order_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
 }
 
-func (ec *executionContext) _Order_createdAt(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3789,7 +3784,7 @@ func (ec *executionContext) fieldContext_Order_createdAt(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren1)
 }
 
-func (ec *executionContext) _Order_updatedAt(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3812,14 +3807,14 @@ func (ec *executionContext) fieldContext_Order_updatedAt(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren1)
 }
 
-func (ec *executionContext) _Order_paymentReference(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_paymentReference(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
 	return optString(obj.PaymentReference)
 }
 func (ec *executionContext) fieldContext_Order_paymentReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
 }
 
-func (ec *executionContext) _Order_environment(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_environment(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4138,8 +4133,8 @@ func (ec *executionContext) _Query_order(ctx context.Context, field graphql.Coll
 			return ec.Resolvers.Query().Order(ctx, fc.Args["reference"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *checkout.OrderView) graphql.Marshaler {
-			return ec.marshalOOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐOrderView(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Order) graphql.Marshaler {
+			return ec.marshalOOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrder(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4258,8 +4253,8 @@ func (ec *executionContext) _Subscription_orderUpdated(ctx context.Context, fiel
 			return ec.Resolvers.Subscription().OrderUpdated(ctx, fc.Args["reference"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *checkout.OrderView) graphql.Marshaler {
-			return ec.marshalNOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐOrderView(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrder(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5685,8 +5680,8 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
-func (ec *executionContext) unmarshalInputCheckoutItemInput(ctx context.Context, obj any) (checkout.Item, error) {
-	var it checkout.Item
+func (ec *executionContext) unmarshalInputCheckoutItemInput(ctx context.Context, obj any) (model.CheckoutItemInput, error) {
+	var it model.CheckoutItemInput
 	if obj == nil {
 		return it, nil
 	}
@@ -5763,14 +5758,14 @@ func (ec *executionContext) unmarshalInputCreateCheckoutSessionInput(ctx context
 			it.EventdateID = data
 		case "items":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("items"))
-			data, err := ec.unmarshalOCheckoutItemInput2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐItem(ctx, v)
+			data, err := ec.unmarshalOCheckoutItemInput2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckoutItemInput(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Items = data
 		case "customer":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customer"))
-			data, err := ec.unmarshalOCustomerInput2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐCustomer(ctx, v)
+			data, err := ec.unmarshalOCustomerInput2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCustomerInput(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -5801,8 +5796,8 @@ func (ec *executionContext) unmarshalInputCreateCheckoutSessionInput(ctx context
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputCustomerInput(ctx context.Context, obj any) (checkout.Customer, error) {
-	var it checkout.Customer
+func (ec *executionContext) unmarshalInputCustomerInput(ctx context.Context, obj any) (model.CustomerInput, error) {
+	var it model.CustomerInput
 	if obj == nil {
 		return it, nil
 	}
@@ -5855,7 +5850,7 @@ func (ec *executionContext) unmarshalInputCustomerInput(ctx context.Context, obj
 
 var checkoutSessionImplementors = []string{"CheckoutSession"}
 
-func (ec *executionContext) _CheckoutSession(ctx context.Context, sel ast.SelectionSet, obj *checkout.Session) graphql.Marshaler {
+func (ec *executionContext) _CheckoutSession(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutSession) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutSessionImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -5868,89 +5863,52 @@ func (ec *executionContext) _CheckoutSession(ctx context.Context, sel ast.Select
 		case "orderReference":
 			out.Values[i] = ec._CheckoutSession_orderReference(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "checkoutUrl":
 			out.Values[i] = ec._CheckoutSession_checkoutUrl(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "expiresAt":
 			out.Values[i] = ec._CheckoutSession_expiresAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "status":
 			out.Values[i] = ec._CheckoutSession_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "environment":
 			out.Values[i] = ec._CheckoutSession_environment(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "requiresPayment":
 			out.Values[i] = ec._CheckoutSession_requiresPayment(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "totalAmount":
 			out.Values[i] = ec._CheckoutSession_totalAmount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "totalMoney":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._CheckoutSession_totalMoney(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._CheckoutSession_totalMoney(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				if deferredFieldSet == nil {
-					deferredFieldSet, deferLabelToView = graphql.NewFieldSet(nil), map[string]*graphql.FieldSetView{}
-				}
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Values[i] = innerFunc(ctx, out)
 		case "paymentReference":
 			out.Values[i] = ec._CheckoutSession_paymentReference(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -6746,7 +6704,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 
 var orderImplementors = []string{"Order"}
 
-func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *checkout.OrderView) graphql.Marshaler {
+func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *model.Order) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -8079,7 +8037,7 @@ func (ec *executionContext) marshalNMoney2ᚖgithubᚗcomᚋboxofficeᚋboxoffic
 	return ec._Money(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐOrderView(ctx context.Context, sel ast.SelectionSet, v *checkout.OrderView) graphql.Marshaler {
+func (ec *executionContext) marshalNOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrder(ctx context.Context, sel ast.SelectionSet, v *model.Order) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -8389,16 +8347,16 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
-func (ec *executionContext) unmarshalOCheckoutItemInput2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐItem(ctx context.Context, v any) ([]*checkout.Item, error) {
+func (ec *executionContext) unmarshalOCheckoutItemInput2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckoutItemInput(ctx context.Context, v any) ([]*model.CheckoutItemInput, error) {
 	if v == nil {
 		return nil, nil
 	}
 	vSlice := graphql.CoerceList(v)
 	var err error
-	res := make([]*checkout.Item, len(vSlice))
+	res := make([]*model.CheckoutItemInput, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalOCheckoutItemInput2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐItem(ctx, vSlice[i])
+		res[i], err = ec.unmarshalOCheckoutItemInput2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckoutItemInput(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -8406,7 +8364,7 @@ func (ec *executionContext) unmarshalOCheckoutItemInput2ᚕᚖgithubᚗcomᚋbox
 	return res, nil
 }
 
-func (ec *executionContext) unmarshalOCheckoutItemInput2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐItem(ctx context.Context, v any) (*checkout.Item, error) {
+func (ec *executionContext) unmarshalOCheckoutItemInput2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckoutItemInput(ctx context.Context, v any) (*model.CheckoutItemInput, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -8414,7 +8372,7 @@ func (ec *executionContext) unmarshalOCheckoutItemInput2ᚖgithubᚗcomᚋboxoff
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOCheckoutSession2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐSession(ctx context.Context, sel ast.SelectionSet, v *checkout.Session) graphql.Marshaler {
+func (ec *executionContext) marshalOCheckoutSession2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckoutSession(ctx context.Context, sel ast.SelectionSet, v *model.CheckoutSession) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -8428,7 +8386,7 @@ func (ec *executionContext) marshalOCreateCheckoutSessionPayload2ᚖgithubᚗcom
 	return ec._CreateCheckoutSessionPayload(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOCustomerInput2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐCustomer(ctx context.Context, v any) (*checkout.Customer, error) {
+func (ec *executionContext) unmarshalOCustomerInput2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCustomerInput(ctx context.Context, v any) (*model.CustomerInput, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -8545,7 +8503,7 @@ func (ec *executionContext) marshalOMoney2ᚖgithubᚗcomᚋboxofficeᚋboxoffic
 	return ec._Money(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐOrderView(ctx context.Context, sel ast.SelectionSet, v *checkout.OrderView) graphql.Marshaler {
+func (ec *executionContext) marshalOOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrder(ctx context.Context, sel ast.SelectionSet, v *model.Order) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -12,7 +12,7 @@ import (
 // now and whenever it changes, until ctx ends.
 // Errors: unauthorized, environment_mismatch, order_not_found,
 // subscription_limit_reached.
-func (r *Resolver) OrderUpdated(ctx context.Context, reference string) (<-chan *checkout.OrderView, error) {
+func (r *Resolver) OrderUpdated(ctx context.Context, reference string) (<-chan *model.Order, error) {
 	c, err := caller(ctx)
 	if err != nil {
 		return nil, err
@@ -23,12 +23,12 @@ func (r *Resolver) OrderUpdated(ctx context.Context, reference string) (<-chan *
 	// Only the order's own app and environment get this far, so the first
 	// subscriber's read serves every subscriber of the topic.
 	return live.Subscribe(ctx, r.Live, live.Tenant(c.AppID, c.Environment), live.OrderTopic(reference),
-		func(ctx context.Context) (*checkout.OrderView, error) {
+		func(ctx context.Context) (*model.Order, error) {
 			o, err := r.Checkout.Order(ctx, c, reference)
 			if err != nil {
 				return nil, err
 			}
-			return checkout.View(o), nil
+			return toOrder(checkout.View(o)), nil
 		})
 }
 

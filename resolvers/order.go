@@ -3,8 +3,10 @@ package resolvers
 import (
 	"context"
 
+	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/checkout"
+	"github.com/boxoffice/boxoffice/graph/model"
 )
 
 // caller is the authenticated app of the request.
@@ -20,7 +22,7 @@ func caller(ctx context.Context) (checkout.Caller, error) {
 // Order is GET /orders/{reference} and Query.order: an order of the
 // calling app.
 // Errors: unauthorized, environment_mismatch, order_not_found.
-func (r *Resolver) Order(ctx context.Context, reference string) (*checkout.OrderView, error) {
+func (r *Resolver) Order(ctx context.Context, reference string) (*model.Order, error) {
 	c, err := caller(ctx)
 	if err != nil {
 		return nil, err
@@ -29,17 +31,67 @@ func (r *Resolver) Order(ctx context.Context, reference string) (*checkout.Order
 	if err != nil {
 		return nil, err
 	}
-	return checkout.View(o), nil
+	return toOrder(checkout.View(o)), nil
 }
 
 // CreateCheckoutSession is POST /checkout-sessions and
 // Mutation.createCheckoutSession: the checkout of the calling app under
-// its idempotency key, the body read from in once the key has passed.
-// Errors: those of checkout.Service.Create.
-func (r *Resolver) CreateCheckoutSession(ctx context.Context, key string, in checkout.Source) (*checkout.Session, error) {
+// its idempotency key. in is nil when REST could not read its body as a
+// JSON object; problems are what REST's decoding found (GraphQL coerces
+// its input before the resolver runs, so it has none). replayed reports
+// that the answer, session or refusal, is the one saved for the key.
+// Errors: unauthorized, and those of checkout.Service.Create.
+func (r *Resolver) CreateCheckoutSession(ctx context.Context, key string, in *model.CheckoutRequest, problems apperr.Details) (sess *model.CheckoutSession, replayed bool, err error) {
 	c, err := caller(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return r.Checkout.Create(ctx, c, key, in)
+	s, replayed, err := r.Checkout.Create(ctx, c, checkout.Request{Key: key, Input: toCheckoutInput(in), Problems: problems})
+	return toCheckoutSession(s), replayed, err
+}
+
+// toCheckoutInput converts the API's checkout request into checkout's,
+// keeping every nil (an absent field, a null item) for validation to name.
+func toCheckoutInput(in *model.CheckoutRequest) *checkout.Input {
+	if in == nil {
+		return nil
+	}
+	out := &checkout.Input{
+		EventID: in.EventID, EventdateID: in.EventdateID,
+		SuccessURL: in.SuccessURL, CancelURL: in.CancelURL, Metadata: in.Metadata,
+	}
+	if in.Items != nil {
+		out.Items = make([]*checkout.Item, len(in.Items))
+		for i, it := range in.Items {
+			if it != nil {
+				out.Items[i] = &checkout.Item{TicketID: it.TicketID, Quantity: it.Quantity}
+			}
+		}
+	}
+	if in.Customer != nil {
+		out.Customer = &checkout.Customer{Name: in.Customer.Name, Email: in.Customer.Email, Phone: in.Customer.Phone}
+	}
+	return out
+}
+
+// toCheckoutSession converts a checkout session into the API's.
+func toCheckoutSession(s *checkout.Session) *model.CheckoutSession {
+	if s == nil {
+		return nil
+	}
+	return &model.CheckoutSession{
+		OrderReference: s.OrderReference, CheckoutURL: s.CheckoutURL, ExpiresAt: s.ExpiresAt,
+		Status: s.Status, Environment: s.Environment, RequiresPayment: s.RequiresPayment,
+		TotalAmount: s.TotalAmount, PaymentReference: s.PaymentReference, Currency: s.Currency,
+	}
+}
+
+// toOrder converts checkout's view of an order, the one webhook payloads
+// carry, into the API's Order.
+func toOrder(v *checkout.OrderView) *model.Order {
+	return &model.Order{
+		Reference: v.Reference, Status: v.Status, StatusCode: v.StatusCode, Currency: v.Currency,
+		CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt, PaymentReference: v.PaymentReference,
+		Environment: v.Environment,
+	}
 }

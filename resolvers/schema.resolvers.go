@@ -5,18 +5,9 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/boxoffice/boxoffice/catalog"
-	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/graph/model"
-	"github.com/boxoffice/boxoffice/idempotency"
 )
-
-func (r *checkoutSessionResolver) TotalMoney(ctx context.Context, obj *checkout.Session) (*model.Money, error) {
-	if obj.TotalAmount == nil {
-		return nil, nil
-	}
-	return &model.Money{Amount: *obj.TotalAmount, Currency: obj.Currency}, nil
-}
 
 func (r *eventResolver) Dates(ctx context.Context, obj *model.Event, includePast *bool) ([]*model.EventDate, error) {
 	return r.Resolver.Dates(ctx, obj, deref(includePast))
@@ -31,9 +22,7 @@ func (r *eventDateResolver) Tickets(ctx context.Context, obj *model.EventDate) (
 }
 
 func (r *mutationResolver) CreateCheckoutSession(ctx context.Context, input model.CreateCheckoutSessionInput) (*model.CreateCheckoutSessionPayload, error) {
-	ctx, report := idempotency.WithReport(ctx)
-	s, err := r.Resolver.CreateCheckoutSession(ctx, input.IdempotencyKey, checkout.Given(&input.Input))
-	return checkoutPayload(s, report.Replayed, err)
+	return checkoutPayload(r.Resolver.CreateCheckoutSession(ctx, input.IdempotencyKey, &input.CheckoutRequest, nil))
 }
 
 func (r *queryResolver) Events(ctx context.Context, page *int, perPage *int, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) (*model.EventPage, error) {
@@ -103,20 +92,16 @@ func (r *queryResolver) EventDate(ctx context.Context, id int) (*model.EventDate
 	return d, r.prefetchDate(ctx, d, graphql.GetFieldContext(ctx).Field.Selections)
 }
 
-func (r *queryResolver) Order(ctx context.Context, reference string) (*checkout.OrderView, error) {
+func (r *queryResolver) Order(ctx context.Context, reference string) (*model.Order, error) {
 	return r.Resolver.Order(ctx, reference)
 }
 
-func (r *subscriptionResolver) OrderUpdated(ctx context.Context, reference string) (<-chan *checkout.OrderView, error) {
+func (r *subscriptionResolver) OrderUpdated(ctx context.Context, reference string) (<-chan *model.Order, error) {
 	return r.Resolver.OrderUpdated(ctx, reference)
 }
 
 func (r *subscriptionResolver) AvailabilityChanged(ctx context.Context, eventDateID int) (<-chan *model.DateAvailability, error) {
 	return r.Resolver.AvailabilityChanged(ctx, int64(eventDateID))
-}
-
-func (r *Resolver) CheckoutSession() graph.CheckoutSessionResolver {
-	return &checkoutSessionResolver{r}
 }
 
 func (r *Resolver) Event() graph.EventResolver { return &eventResolver{r} }
@@ -130,10 +115,9 @@ func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
 
 type (
-	checkoutSessionResolver struct{ *Resolver }
-	eventResolver           struct{ *Resolver }
-	eventDateResolver       struct{ *Resolver }
-	mutationResolver        struct{ *Resolver }
-	queryResolver           struct{ *Resolver }
-	subscriptionResolver    struct{ *Resolver }
+	eventResolver        struct{ *Resolver }
+	eventDateResolver    struct{ *Resolver }
+	mutationResolver     struct{ *Resolver }
+	queryResolver        struct{ *Resolver }
+	subscriptionResolver struct{ *Resolver }
 )

@@ -5,8 +5,7 @@ import (
 	"strings"
 
 	"github.com/boxoffice/boxoffice/apperr"
-	"github.com/boxoffice/boxoffice/checkout"
-	"github.com/boxoffice/boxoffice/idempotency"
+	"github.com/boxoffice/boxoffice/graph/model"
 	"github.com/go-chi/chi/v5"
 )
 
@@ -19,19 +18,21 @@ type statusMeta struct {
 }
 
 // createCheckoutSession is POST /api/v1/checkout-sessions (spec 4.5): the
-// Idempotency-Key header and the JSON body go to the resolver the GraphQL
-// mutation calls, which decides the order the two are checked in.
+// Idempotency-Key header and the decoded JSON body go to the resolver the
+// GraphQL mutation calls, which checks the header before it reports what
+// decoding found.
 func (h *Handler) createCheckoutSession(w http.ResponseWriter, r *http.Request) {
-	ctx, report := idempotency.WithReport(r.Context())
-	r = r.WithContext(ctx)
-	src := checkout.DecodeJSON(http.MaxBytesReader(w, r.Body, maxCheckoutBody))
+	var (
+		in       *model.CheckoutRequest
+		problems apperr.Details
+	)
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
-		src = func() (*checkout.Input, apperr.Details) {
-			return nil, apperr.Details{"body": {"Content-Type must be application/json"}}
-		}
+		problems = apperr.Details{"body": {"Content-Type must be application/json"}}
+	} else {
+		in, problems = decodeCheckout(http.MaxBytesReader(w, r.Body, maxCheckoutBody))
 	}
-	sess, err := h.Resolver.CreateCheckoutSession(ctx, r.Header.Get("Idempotency-Key"), src)
-	if report.Replayed {
+	sess, replayed, err := h.Resolver.CreateCheckoutSession(r.Context(), r.Header.Get("Idempotency-Key"), in, problems)
+	if replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
 	if err != nil {
@@ -39,8 +40,8 @@ func (h *Handler) createCheckoutSession(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	writeJSON(w, http.StatusCreated, struct {
-		Data *checkout.Session `json:"data"`
-		Meta statusMeta        `json:"meta"`
+		Data *model.CheckoutSession `json:"data"`
+		Meta statusMeta             `json:"meta"`
 	}{sess, statusMeta{http.StatusCreated}})
 }
 
@@ -52,6 +53,6 @@ func (h *Handler) getOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
-		Data *checkout.OrderView `json:"data"`
+		Data *model.Order `json:"data"`
 	}{o})
 }

@@ -1,7 +1,5 @@
 package model
 
-import "github.com/boxoffice/boxoffice/checkout"
-
 // Money is an amount with its currency.
 type Money struct {
 	// Amount is a decimal string with two fraction digits ("150.00").
@@ -22,14 +20,43 @@ func money(amount *string, currency string) *Money {
 // REST takes as its body, and the key REST takes as the Idempotency-Key
 // header.
 type CreateCheckoutSessionInput struct {
-	IdempotencyKey string
-	checkout.Input
+	IdempotencyKey string `json:"-"`
+	CheckoutRequest
+}
+
+// CheckoutRequest is a checkout request without its idempotency key: the
+// JSON body of POST /api/v1/checkout-sessions. Every field is optional here
+// so that a missing one is reported by validation, with its field path,
+// rather than as a decoding failure.
+type CheckoutRequest struct {
+	EventID     *int                 `json:"event_id"`
+	EventdateID *int                 `json:"eventdate_id"`
+	Items       []*CheckoutItemInput `json:"items"`
+	Customer    *CustomerInput       `json:"customer"`
+	SuccessURL  *string              `json:"success_url"`
+	CancelURL   *string              `json:"cancel_url"`
+	// Metadata is any JSON value, so that one that is not an object is a
+	// validation error (422) on both APIs, not a coercion error.
+	Metadata any `json:"metadata"`
+}
+
+// CheckoutItemInput is one requested ticket type and quantity.
+type CheckoutItemInput struct {
+	TicketID *int `json:"ticket_id"`
+	Quantity *int `json:"quantity"`
+}
+
+// CustomerInput is the buyer.
+type CustomerInput struct {
+	Name  *string `json:"name"`
+	Email *string `json:"email"`
+	Phone *string `json:"phone"`
 }
 
 // CreateCheckoutSessionPayload is what createCheckoutSession answers when it
 // ran: the session, or the refusals as user errors.
 type CreateCheckoutSessionPayload struct {
-	CheckoutSession *checkout.Session
+	CheckoutSession *CheckoutSession
 	Replayed        bool
 	UserErrors      []*UserError
 }
@@ -39,4 +66,34 @@ type UserError struct {
 	Code    string
 	Field   []string
 	Message string
+}
+
+// CheckoutSession is spec section 2.4: the answer to a checkout request.
+type CheckoutSession struct {
+	OrderReference   string  `json:"order_reference"`
+	CheckoutURL      *string `json:"checkout_url"`
+	ExpiresAt        *string `json:"expires_at"`
+	Status           string  `json:"status"`
+	Environment      string  `json:"environment"`
+	RequiresPayment  bool    `json:"requires_payment"`
+	TotalAmount      *string `json:"total_amount"`
+	PaymentReference *string `json:"payment_reference"`
+	// Currency is the ISO 4217 code of TotalAmount; the contract's session
+	// does not show it, GraphQL's totalMoney does.
+	Currency string `json:"-"`
+}
+
+// TotalMoney is CheckoutSession.totalMoney: TotalAmount with its currency.
+func (s *CheckoutSession) TotalMoney() *Money { return money(s.TotalAmount, s.Currency) }
+
+// Order is spec section 2.5, the order both APIs show.
+type Order struct {
+	Reference        string  `json:"reference"`
+	Status           string  `json:"status"`
+	StatusCode       int     `json:"status_code"`
+	Currency         *string `json:"currency"`
+	CreatedAt        *string `json:"created_at"`
+	UpdatedAt        *string `json:"updated_at"`
+	PaymentReference *string `json:"payment_reference"`
+	Environment      string  `json:"environment"`
 }

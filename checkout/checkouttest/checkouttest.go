@@ -1,0 +1,65 @@
+// Package checkouttest builds, for the tests of the layers above checkout
+// (resolvers, rest), a real checkout service over a fresh database holding
+// the demo catalog and app: webhooks are recorded but not delivered, and
+// live payments go to the development provider.
+package checkouttest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/checkout"
+	"github.com/boxoffice/boxoffice/idempotency"
+	"github.com/boxoffice/boxoffice/payments/devpay"
+	"github.com/boxoffice/boxoffice/provision"
+	"github.com/boxoffice/boxoffice/seed"
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/webhook"
+	"github.com/uptrace/bun"
+)
+
+// Fixture is one test's checkout service and the demo data behind it.
+type Fixture struct {
+	DB      *store.DB
+	Service *checkout.Service
+	Demo    *seed.Result
+	// Now is the services' clock, which stands still.
+	Now time.Time
+}
+
+// MustNew seeds db with the demo catalog and app and returns a checkout
+// service over it.
+func MustNew(tb testing.TB, db *store.DB) *Fixture {
+	tb.Helper()
+	now := time.Now().UTC().Truncate(time.Second)
+	clock := func() time.Time { return now }
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	demo, err := seed.Demo(context.Background(), db, &provision.Service{DB: db, Now: clock}, now)
+	if err != nil {
+		tb.Fatalf("checkouttest: seed: %v", err)
+	}
+	hooks := &webhook.Service{DB: db, Now: clock, Log: log,
+		Enqueue: func(context.Context, bun.Tx, string) error { return nil }}
+	svc := &checkout.Service{
+		DB: db, Idempotency: &idempotency.Service{DB: db, Now: clock}, Webhooks: hooks,
+		Payments: devpay.New("http://boxoffice.test", db, clock, log), Now: clock, Config: checkout.DefaultConfig(),
+	}
+	return &Fixture{DB: db, Service: svc, Demo: demo, Now: now}
+}
+
+// ID returns the id of a demo event, date or ticket by its reference, as
+// the APIs take it.
+func (f *Fixture) ID(tb testing.TB, ref string) int {
+	tb.Helper()
+	c := f.Demo.Catalog
+	for _, m := range []map[string]int64{c.Events, c.EventDates, c.Tickets} {
+		if id, ok := m[ref]; ok {
+			return int(id)
+		}
+	}
+	tb.Fatalf("checkouttest: no demo row %s", ref)
+	return 0
+}
