@@ -31,9 +31,7 @@ import (
 // (a method of graph's resolver interfaces) that read no loader: they
 // convert what their parent holds. A field given a resolver must be added
 // here or to fieldNeeds, which is the point: its author decides.
-var resolverFieldsReadNoLoader = map[string]bool{
-	"CheckoutSession.totalMoney": true,
-}
+var resolverFieldsReadNoLoader = map[string]bool{}
 
 // TestFieldNeedsTable: every field whose resolver is a method, other than
 // the roots (which prime their children themselves), is either in
