@@ -40,6 +40,9 @@ func NewHandler(root ResolverRoot, log *slog.Logger, limits DocumentLimits, live
 	// A parsed document is charged 40 times its text: TestParsedQueryCost
 	// measures about 20 times for a nested query, so this errs on the safe side.
 	srv.SetQueryCache(newBoundedCache(QueryCacheBytes, func(q string, _ *ast.QueryDocument) int { return 40 * len(q) }))
+	// gqlparser's rules, with a linear overlapping-fields rule and at most
+	// MaxErrors errors a document.
+	srv.SetValidationRulesFn(validationRules)
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
 	srv.Use(depthLimit{max: MaxDepth})
@@ -50,6 +53,7 @@ func NewHandler(root ResolverRoot, log *slog.Logger, limits DocumentLimits, live
 	// After APQ has filled in the text, before gqlgen parses it.
 	srv.Use(documentGuard{limits: limits})
 	srv.Use(liveOperations{admit: live.Admit, log: log})
+	srv.Use(answerLimits{})
 	for _, e := range exts {
 		srv.Use(e)
 	}
