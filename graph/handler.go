@@ -48,8 +48,9 @@ func NewHandler(root ResolverRoot, log *slog.Logger, limits DocumentLimits, live
 	srv.Use(depthLimit{max: MaxDepth})
 	// Automatic persisted queries: clients may send a query's hash alone once
 	// the query is known. The cache is per instance; a miss asks the client
-	// for the full query, which the APQ protocol handles.
-	srv.Use(extension.AutomaticPersistedQuery{Cache: newBoundedCache(QueryCacheBytes, func(h, q string) int { return len(h) + len(q) })})
+	// for the full query, which the APQ protocol handles. Only documents
+	// that validated are kept.
+	srv.Use(newPersistedQueries(QueryCacheBytes))
 	// After APQ has filled in the text, before gqlgen parses it.
 	srv.Use(documentGuard{limits: limits})
 	srv.Use(liveOperations{admit: live.Admit, log: log})

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -208,6 +209,67 @@ func TestValidationCost(t *testing.T) {
 		require.Empty(t, a.Errors)
 		require.Len(t, a.Data, 12)
 	})
+}
+
+// TestPersistedQueries: a document sent with its hash is kept once it
+// validated; one that did not is never kept, and its hash is refused from
+// then on without the document being read again.
+func TestPersistedQueries(t *testing.T) {
+	t.Parallel()
+	h := testHandler()
+	persisted := func(q string) map[string]any {
+		return map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": queryHash(q)}}
+	}
+	get := func(q string) answer { // the hash alone, as Apollo clients send it
+		r := httptest.NewRequest(http.MethodGet, "/graphql?"+url.Values{"extensions": {mustJSON(t, persisted(q))}}.Encode(), nil)
+		return serve(t, h, r)
+	}
+	const refusal = "This persisted query failed validation; correct the document and send it again with its new hash."
+
+	t.Run("OK", func(t *testing.T) {
+		q := `{ __typename }`
+		require.Equal(t, "PERSISTED_QUERY_NOT_FOUND", get(q).Errors[0].Extensions["code"])
+		a := postQuery(t, h, map[string]any{"query": q, "extensions": persisted(q)})
+		require.Empty(t, a.Errors)
+		a = get(q)
+		require.Empty(t, a.Errors)
+		require.Equal(t, map[string]any{"__typename": "Query"}, a.Data)
+	})
+	t.Run("ErrInvalidDocument", func(t *testing.T) {
+		q := sameNameDifferentArguments
+		a := postQuery(t, h, map[string]any{"query": q, "extensions": persisted(q)})
+		require.Equal(t, map[string]int{"validation_failed": 1}, a.codes())
+		require.Contains(t, a.Errors[0].Message, "conflict")
+		for range 3 {
+			a = get(q)
+			require.Equal(t, map[string]int{"validation_failed": 1}, a.codes())
+			require.Equal(t, refusal, a.Errors[0].Message, "refused by its hash, not validated again")
+		}
+		a = postQuery(t, h, map[string]any{"query": q, "extensions": persisted(q)})
+		require.Equal(t, refusal, a.Errors[0].Message, "sent again in full, still not validated again")
+		// A hash that is not the document's is refused as before.
+		a = postQuery(t, h, map[string]any{"query": `{ __typename }`, "extensions": persisted(q)})
+		require.Equal(t, "provided APQ hash does not match query", a.Errors[0].Message)
+	})
+	t.Run("ErrDocumentTooLarge", func(t *testing.T) {
+		q := "{ " + repeated(2_001, func(int) string { return "__typename" }) + "}"
+		a := postQuery(t, h, map[string]any{"query": q, "extensions": persisted(q)})
+		require.Equal(t, map[string]int{"document_too_large": 1}, a.codes())
+		require.Equal(t, refusal, get(q).Errors[0].Message)
+	})
+	t.Run("VariablesNotHeldAgainstTheDocument", func(t *testing.T) {
+		q := `query($n: Int!) { events(perPage: $n) { __typename } }`
+		a := postQuery(t, h, map[string]any{"query": q, "extensions": persisted(q), "variables": map[string]any{"n": "x"}})
+		require.Equal(t, map[string]int{"validation_failed": 1}, a.codes())
+		require.Equal(t, "PERSISTED_QUERY_NOT_FOUND", get(q).Errors[0].Extensions["code"], "not kept, not refused")
+	})
+}
+
+func mustJSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
 }
 
 // BenchmarkHostileDocuments times the answer to each document of the
