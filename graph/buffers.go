@@ -3,6 +3,7 @@ package graph
 import (
 	"bytes"
 	"context"
+	"errors"
 	"sync"
 )
 
@@ -42,11 +43,64 @@ func withResponseBuffer(ctx context.Context) (_ context.Context, release func())
 
 // responseBuffer returns the buffer to write an answer into: the one lent
 // by the transport the first time, a new one otherwise (no transport lent
-// one, as for subscriptions, or a later response of the same operation).
-func responseBuffer(ctx context.Context) *bytes.Buffer {
+// one, as for subscriptions, or a later response of the same operation),
+// bounded by the answer's limit when ctx carries one (answerLimits).
+func responseBuffer(ctx context.Context) *answerBuffer {
+	b := &answerBuffer{limit: answerLimitOf(ctx)}
 	if lent, ok := ctx.Value(bufferKey{}).(*lentBuffer); ok && !lent.taken && lent.buf != nil {
 		lent.taken = true
-		return lent.buf
+		b.buf = lent.buf
+	} else {
+		b.buf = new(bytes.Buffer)
 	}
-	return new(bytes.Buffer)
+	return b
+}
+
+// answerBuffer is an answer being written. Past its limit's bytes it
+// takes nothing more and marks the limit exceeded, so an answer too large
+// to send is never held whole in memory either.
+type answerBuffer struct {
+	buf   *bytes.Buffer
+	limit *answerLimit // nil: unbounded
+}
+
+var errAnswerTooLarge = errors.New("graph: the answer is over its limit")
+
+func (b *answerBuffer) room(n int) bool {
+	if b.limit == nil {
+		return true
+	}
+	if b.limit.exceeded || b.buf.Len()+n > b.limit.max {
+		b.limit.exceeded = true
+		return false
+	}
+	return true
+}
+
+// Write implements io.Writer.
+func (b *answerBuffer) Write(p []byte) (int, error) {
+	if !b.room(len(p)) {
+		return 0, errAnswerTooLarge
+	}
+	return b.buf.Write(p)
+}
+
+// WriteString implements io.StringWriter, which io.WriteString uses.
+func (b *answerBuffer) WriteString(s string) (int, error) {
+	if !b.room(len(s)) {
+		return 0, errAnswerTooLarge
+	}
+	return b.buf.WriteString(s)
+}
+
+// AvailableBuffer is bytes.Buffer's: intValue appends digits to it
+// rather than allocating them.
+func (b *answerBuffer) AvailableBuffer() []byte { return b.buf.AvailableBuffer() }
+
+// Bytes returns the answer written, nil when it was cut.
+func (b *answerBuffer) Bytes() []byte {
+	if b.limit != nil && b.limit.exceeded {
+		return nil
+	}
+	return b.buf.Bytes()
 }

@@ -41,16 +41,21 @@ func NewHandler(cfg Config, log *slog.Logger, limits DocumentLimits, live Live, 
 	// A parsed document is charged 40 times its text: TestParsedQueryCost
 	// measures about 20 times for a nested query, so this errs on the safe side.
 	srv.SetQueryCache(newBoundedCache(QueryCacheBytes, func(q string, _ *ast.QueryDocument) int { return 40 * len(q) }))
+	// gqlparser's rules, with a linear overlapping-fields rule and at most
+	// MaxErrors errors a document.
+	srv.SetValidationRulesFn(validationRules)
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.FixedComplexityLimit(MaxComplexity))
 	srv.Use(depthLimit{max: MaxDepth})
 	// Automatic persisted queries: clients may send a query's hash alone once
 	// the query is known. The cache is per instance; a miss asks the client
-	// for the full query, which the APQ protocol handles.
-	srv.Use(extension.AutomaticPersistedQuery{Cache: newBoundedCache(QueryCacheBytes, func(h, q string) int { return len(h) + len(q) })})
+	// for the full query, which the APQ protocol handles. Only documents
+	// that validated are kept.
+	srv.Use(newPersistedQueries(QueryCacheBytes))
 	// After APQ has filled in the text, before gqlgen parses it.
 	srv.Use(documentGuard{limits: limits})
 	srv.Use(liveOperations{admit: live.Admit, log: log})
+	srv.Use(answerLimits{})
 	for _, e := range exts {
 		srv.Use(e)
 	}

@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"bytes"
 	"io"
 	"strconv"
 
@@ -24,8 +23,11 @@ type (
 )
 
 func (v *intValue) MarshalGQL(w io.Writer) {
-	if b, ok := w.(*bytes.Buffer); ok {
-		b.Write(strconv.AppendInt(b.AvailableBuffer(), int64(*v), 10))
+	if b, ok := w.(interface {
+		AvailableBuffer() []byte
+		io.Writer
+	}); ok { // bytes.Buffer, answerBuffer: no allocation
+		_, _ = b.Write(strconv.AppendInt(b.AvailableBuffer(), int64(*v), 10))
 		return
 	}
 	_, _ = io.WriteString(w, strconv.Itoa(int(*v)))

@@ -539,3 +539,64 @@ func TestSubscriptionsShutdown(t *testing.T) {
 	wg.Wait()
 	waitFor(t, liveWait, "the hub to be empty", func() bool { return tb.m.Live.Stats() == live.Stats{} })
 }
+
+// TestSubscriptionDocumentBounds: a subscription's document meets the
+// limits and the linear validation of HTTP's. 1,000 availabilityChanged
+// of different dates (53 KB) once cost seconds and were answered with
+// half a million errors in one 64 MB message; now one error in one
+// small message, and the socket still serves.
+func TestSubscriptionDocumentBounds(t *testing.T) {
+	rep := func(n int, f func(i int) string) string {
+		var b strings.Builder
+		for i := range n {
+			b.WriteString(f(i) + " ")
+		}
+		return b.String()
+	}
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tb := liveSetup(t, db)
+		date := tb.demo.Catalog.EventDates["DEMO-HIGHLIFE-1"]
+		for _, tc := range []struct {
+			name, query string
+			codes       map[string]int
+		}{
+			{"ErrSameNameDifferentArguments", "subscription { " + rep(1_000, func(i int) string {
+				return fmt.Sprintf("availabilityChanged(eventDateId: %d) { eventDateId }", i+1)
+			}) + "}", map[string]int{"validation_failed": 1}},
+			{"ErrDocumentTooLarge", "subscription { availabilityChanged(eventDateId: 1) { " +
+				rep(2_500, func(int) string { return "eventDateId" }) + "} }", map[string]int{"document_too_large": 1}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				c, err := dialLive(t, tb.srv.URL, map[string]any{"X-API-Key": tb.testKey})
+				require.NoError(t, err)
+				c.subscribe("a", tc.query, nil)
+				// Errors in a next message (then complete) or in an error
+				// message, as the refused helper reads them.
+				m := c.recv("a")
+				var errs []map[string]any
+				switch m.Type {
+				case "next":
+					var res struct {
+						Errors []map[string]any `json:"errors"`
+					}
+					require.NoError(t, json.Unmarshal(m.Payload, &res))
+					errs = res.Errors
+					require.Equal(t, "complete", c.recv("a").Type)
+				case "error":
+					require.NoError(t, json.Unmarshal(m.Payload, &errs))
+				default:
+					t.Fatalf("want errors, got %s %.300s", m.Type, m.Payload)
+				}
+				codes := map[string]int{}
+				for _, e := range errs {
+					codes[e["extensions"].(map[string]any)["code"].(string)]++
+				}
+				require.Equal(t, tc.codes, codes)
+				require.Less(t, len(m.Payload), 1<<10)
+				// The socket still serves.
+				c.subscribe("ok", availabilitySub, map[string]any{"d": date})
+				c.next("ok")
+			})
+		}
+	})
+}
