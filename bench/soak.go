@@ -387,20 +387,15 @@ func startAttacks(ctx context.Context, base string, sd *seeded, apps []soakApp) 
 		}
 	}
 	client := &http.Client{Timeout: 30 * time.Second}
-	post := func(ctx context.Context, key string, body []byte, t *attackTally, timeout time.Duration) {
-		if timeout > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, timeout)
-			defer cancel()
-		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/graphql", bytes.NewReader(body))
+	// send sends req with key, reads the answer whole and tallies its
+	// status ("gone" when the client gave up); nil when there was none.
+	send := func(req *http.Request, key string, t *attackTally) *http.Response {
 		req.Header.Set("X-API-Key", key)
-		req.Header.Set("Content-Type", "application/json")
 		t0 := time.Now()
 		res, err := client.Do(req)
 		if err != nil {
 			t.add("gone", time.Since(t0))
-			return
+			return nil
 		}
 		n, _ := io.Copy(io.Discard, res.Body)
 		res.Body.Close()
@@ -409,6 +404,17 @@ func startAttacks(ctx context.Context, base string, sd *seeded, apps []soakApp) 
 			code += ">1MB"
 		}
 		t.add(code, time.Since(t0))
+		return res
+	}
+	post := func(ctx context.Context, key string, body []byte, t *attackTally, timeout time.Duration) {
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/graphql", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		send(req, key, t)
 	}
 
 	// 1. 1,000 sibling fields of one response name, different arguments.
@@ -441,16 +447,7 @@ func startAttacks(ctx context.Context, base string, sd *seeded, apps []soakApp) 
 			return
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/graphql?extensions="+url.QueryEscape(ext), nil)
-		req.Header.Set("X-API-Key", key)
-		t0 := time.Now()
-		res, err := client.Do(req)
-		if err != nil {
-			t.add("gone", time.Since(t0))
-			return
-		}
-		_, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		t.add(strconv.Itoa(res.StatusCode), time.Since(t0))
+		send(req, key, t)
 	})
 
 	// 4. Clients that leave mid-request.
@@ -485,19 +482,9 @@ func startAttacks(ctx context.Context, base string, sd *seeded, apps []soakApp) 
 		ev := fmt.Sprintf("BEV-%04d", 200+i%300)
 		body, _ := json.Marshal(checkoutRequest(sd, ev, ev+"-D1", ev+"-D1-FREE", "Attacker", fmt.Sprintf("a%d@soak.example", i)))
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/checkout-sessions", bytes.NewReader(body))
-		req.Header.Set("X-API-Key", key)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Idempotency-Key", fmt.Sprintf("soak-attack-%d-%d", rand.Int64(), i))
-		t0 := time.Now()
-		res, err := client.Do(req)
-		if err != nil {
-			t.add("gone", time.Since(t0))
-			return
-		}
-		_, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		t.add(strconv.Itoa(res.StatusCode), time.Since(t0))
-		if res.StatusCode == http.StatusTooManyRequests {
+		if res := send(req, key, t); res != nil && res.StatusCode == http.StatusTooManyRequests {
 			time.Sleep(cmp.Or(retryAfter(res), time.Second))
 		}
 	})
