@@ -57,6 +57,8 @@ type Config struct {
 	TrustedProxies string
 	// RateLimits are the limits of spec section 8.
 	RateLimits ratelimit.Config
+	// MaxAppsPerAccount is how many apps one account may have.
+	MaxAppsPerAccount int
 	// MaxBodyBytes bounds every request body.
 	MaxBodyBytes int64
 	// GraphQLLimits bound a GraphQL document before it is parsed.
@@ -96,7 +98,7 @@ func DefaultConfig() Config {
 		SandboxExpiry: d.SandboxExpiry, LiveExpiry: d.LiveExpiry,
 		FreeDailyAppCap: d.FreeDailyAppCap, FreeDailyBuyerEventCap: d.FreeDailyBuyerEventCap,
 		WebhookRetryBase: webhook.DefaultRetryBase, Jobs: jobs.DefaultConfig(),
-		RateLimits: ratelimit.DefaultConfig(), MaxBodyBytes: 1 << 20,
+		RateLimits: ratelimit.DefaultConfig(), MaxAppsPerAccount: provision.DefaultMaxAppsPerAccount, MaxBodyBytes: 1 << 20,
 		GraphQLLimits:   graph.DefaultDocumentLimits(),
 		Live:            live.DefaultConfig(),
 		LiveInitTimeout: graph.DefaultLive().InitTimeout, LivePingInterval: graph.DefaultLive().PingInterval,
@@ -174,7 +176,8 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Live = live.New(db, m.CatalogWatch, cfg.Live, log)
 	m.Auth = &auth.Authenticator{DB: db}
 	m.Admission = &admission.Gate{Auth: m.Auth, Limits: m.Limits}
-	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks, Password: cfg.Password}
+	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks, Password: cfg.Password,
+		MaxAppsPerAccount: cfg.MaxAppsPerAccount}
 	m.Idempotency = &idempotency.Service{DB: db, Now: now}
 	m.Webhooks = &webhook.Service{DB: db, Now: now, Log: log, Client: webhook.NewClient(cfg.AllowPrivateWebhooks),
 		AllowPrivate: cfg.AllowPrivateWebhooks, Observe: m.Metrics.Webhook}

@@ -183,6 +183,8 @@ func globalFlags() []cli.Flag {
 			Usage: "checkout creates per app and environment per window"},
 		&cli.DurationFlag{Name: "rate-limit-window", Value: defaults.RateLimits.Window, Sources: cli.EnvVars("RATE_LIMIT_WINDOW"),
 			Usage: "the window of every rate limit"},
+		&cli.IntFlag{Name: "max-apps-per-account", Value: defaults.MaxAppsPerAccount, Sources: cli.EnvVars("MAX_APPS_PER_ACCOUNT"),
+			Usage: "most apps one account may have"},
 		&cli.StringFlag{Name: "payment-provider", Sources: cli.EnvVars("PAYMENT_PROVIDER"),
 			Usage: "live payments: paystack, or dev (development only; never for real buyers)"},
 		&cli.StringFlag{Name: "paystack-secret-key", Sources: cli.EnvVars("PAYSTACK_SECRET_KEY"),
@@ -250,7 +252,8 @@ func configFrom(cmd *cli.Command) Config {
 			TestApp: cmd.Int("rate-limit-test"), Checkout: cmd.Int("rate-limit-checkout"),
 			Window: cmd.Duration("rate-limit-window"), Prefix: defaults.RateLimits.Prefix,
 		},
-		MaxBodyBytes: cmd.Int64("max-body-bytes"),
+		MaxAppsPerAccount: cmd.Int("max-apps-per-account"),
+		MaxBodyBytes:      cmd.Int64("max-body-bytes"),
 		GraphQLLimits: graph.DocumentLimits{
 			Bytes: cmd.Int("graphql-max-bytes"), Tokens: cmd.Int("graphql-max-tokens"),
 			Fields: cmd.Int("graphql-max-fields"), Aliases: cmd.Int("graphql-max-aliases"),

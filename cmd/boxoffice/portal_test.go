@@ -246,6 +246,24 @@ func TestPortalSignUpApproval(t *testing.T) {
 	})
 }
 
+// TestPortalAppCap: the portal refuses an app beyond MAX_APPS_PER_ACCOUNT
+// and says why, on the apps page.
+func TestPortalAppCap(t *testing.T) {
+	t.Parallel()
+	eachPortal(t, func(t *testing.T, pb *portalBundle) {
+		p := pb.demoPerson(t) // the demo account has one app
+		res := p.postFrom("/portal/apps", "/portal/apps", url.Values{"name": {"Kiosk"}})
+		require.Equal(t, http.StatusCreated, res.Status, res.text())
+		res = p.postFrom("/portal/apps", "/portal/apps", url.Values{"name": {"One too many"}})
+		require.Equal(t, http.StatusUnprocessableEntity, res.Status)
+		require.Contains(t, res.text(), "Your account already has 2 apps, the most one account may have; ask the Boxoffice team if you need more.")
+		require.Contains(t, res.Body, `value="One too many"`, "what was typed stays")
+		n, err := store.CountApps(context.Background(), pb.db)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+	}, func(c *Config) { c.MaxAppsPerAccount = 2 })
+}
+
 // demoPerson is the demo partner, signed in.
 func (pb *portalBundle) demoPerson(t *testing.T) *person {
 	t.Helper()
