@@ -55,7 +55,7 @@ type Config struct {
 	RedisURL string
 	// TrustedProxies are the CIDRs whose X-Forwarded-For is believed.
 	TrustedProxies string
-	// RateLimits are the limits of spec section 8.
+	// RateLimits are the limits of spec section 8, per app and per account.
 	RateLimits ratelimit.Config
 	// MaxAppsPerAccount is how many apps one account may have.
 	MaxAppsPerAccount int
@@ -66,8 +66,9 @@ type Config struct {
 	// Clock is every service's clock; nil is the real one (tests move
 	// their own instead of sleeping).
 	Clock func() time.Time
-	// Live bounds each app's subscriptions and WebSocket connections per
-	// instance, and sets how often SQLite is polled for changes.
+	// Live bounds each app's and each account's subscriptions and
+	// WebSocket connections per instance, and sets how often SQLite is
+	// polled for changes.
 	Live live.Config
 	// LiveInitTimeout bounds how long a WebSocket may take to send
 	// connection_init; LivePingInterval is how often the server pings one.
@@ -194,7 +195,9 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 		PublicBaseURL: cfg.PublicBaseURL, SandboxExpiry: cfg.SandboxExpiry, LiveExpiry: cfg.LiveExpiry,
 		FreeDailyAppCap: cfg.FreeDailyAppCap, FreeDailyBuyerEventCap: cfg.FreeDailyBuyerEventCap,
 		LiveFreeDisabled: cfg.LiveFreeDisabled,
-	}, Throttle: m.Admission.Checkout, Observe: m.Metrics.Checkout}
+	}, Throttle: func(ctx context.Context, c checkout.Caller) error {
+		return m.Admission.Checkout(ctx, c.AccountID, c.AppID, c.Environment)
+	}, Observe: m.Metrics.Checkout}
 	if m.devPay != nil {
 		m.devPay.Confirm = func(ctx context.Context, st *payments.Status) error {
 			_, err := m.Checkout.ConfirmPayment(ctx, st)
