@@ -393,7 +393,10 @@ func TestSession(t *testing.T) {
 	})
 }
 
-const resetRefused = "This reset link is not valid: it was used already, has expired or was never issued. Ask the Boxoffice team for a new one."
+const resetRefused = "This reset link is not valid: it was used already, replaced by a newer one, has expired or was never issued. Ask the Boxoffice team for a new one."
+
+// tokenOf is the token of a reset link.
+func tokenOf(link *portal.ResetLink) string { return link.URL[strings.LastIndexByte(link.URL, '/')+1:] }
 
 func TestResetLink(t *testing.T) {
 	t.Parallel()
@@ -438,6 +441,71 @@ func TestResetLink(t *testing.T) {
 			for _, e := range entries {
 				require.NotContains(t, e.Detail, token)
 			}
+		})
+		t.Run("NewLinkVoidsOthers", func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, db)
+			acc := f.signUp(t, "twice")
+			other := f.signUp(t, "bystander")
+			var links []*portal.ResetLink
+			for _, id := range []int64{acc.ID, acc.ID, other.ID, acc.ID} {
+				link, err := f.svc.NewResetLink(context.Background(), id)
+				require.NoError(t, err)
+				links = append(links, link)
+			}
+			for i, tt := range []struct {
+				name   string
+				usable bool
+			}{
+				{"First", false}, {"Second", false}, {"OtherAccount", true}, {"Newest", true},
+			} {
+				t.Run(tt.name, func(t *testing.T) {
+					_, err := f.svc.ResetAccount(f.ctx, tokenOf(links[i]))
+					if tt.usable {
+						require.NoError(t, err)
+						return
+					}
+					requireErr(t, err, apperr.NotFound, resetRefused)
+					requireErr(t, f.svc.ResetPassword(f.ctx, tokenOf(links[i]), "a brand new password"), apperr.NotFound, resetRefused)
+				})
+			}
+			var details []string
+			for _, e := range f.auditOf(t, acc.ID) {
+				if e.Action == audit.AccountResetLink {
+					details = append(details, e.Detail[strings.IndexByte(e.Detail, ';')+1:])
+				}
+			}
+			require.Equal(t, []string{"one-time password reset link created, valid until 2026-11-23T09:00:00Z",
+				" 1 other unused link voided", " 1 other unused link voided"}, details)
+		})
+		t.Run("ResetVoidsOthers", func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, db)
+			acc := f.signUp(t, "raced")
+			used, err := f.svc.NewResetLink(context.Background(), acc.ID)
+			require.NoError(t, err)
+			// Another link written after it, as one issued in a race or
+			// before links voided each other would be.
+			now := f.clock.Now()
+			require.NoError(t, store.InsertPasswordReset(context.Background(), db, &store.PasswordReset{
+				TokenHash: auth.HashKey("older-" + f.prefix), AccountID: acc.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}))
+			_, err = f.svc.ResetAccount(f.ctx, "older-"+f.prefix)
+			require.NoError(t, err, "usable until the reset completes")
+
+			require.NoError(t, f.svc.ResetPassword(f.ctx, tokenOf(used), "a brand new password"))
+			_, err = f.svc.ResetAccount(f.ctx, "older-"+f.prefix)
+			requireErr(t, err, apperr.NotFound, resetRefused)
+			requireErr(t, f.svc.ResetPassword(f.ctx, "older-"+f.prefix, "yet another password"), apperr.NotFound, resetRefused)
+			_, err = f.svc.SignIn(f.ctx, acc.Email, "a brand new password")
+			require.NoError(t, err)
+			entries := f.auditOf(t, acc.ID)
+			var last store.AuditEntry
+			for _, e := range entries {
+				if e.Action == audit.AccountPassword {
+					last = e
+				}
+			}
+			require.Equal(t, "password set with a reset link; every session ended; 1 other unused link voided", last.Detail)
 		})
 		t.Run("ErrExpired", func(t *testing.T) {
 			t.Parallel()
