@@ -55,6 +55,11 @@ type Service struct {
 // DefaultMaxAppsPerAccount is MAX_APPS_PER_ACCOUNT's default.
 const DefaultMaxAppsPerAccount = 10
 
+// ErrEmailTaken is wrapped in CreateAccount's refusal of an email that
+// already has an account (errors.Is), for callers that must not tell the
+// two apart to whoever asked: the portal's sign-up.
+var ErrEmailTaken = errors.New("provision: an account with this email already exists")
+
 func notFound(format string, args ...any) *apperr.Error {
 	return apperr.New(apperr.NotFound, format, args...)
 }
@@ -102,7 +107,7 @@ func (s *Service) CreateAccount(ctx context.Context, in AccountInput) (*store.Ac
 	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := store.InsertAccount(ctx, tx, a); err != nil {
 			if errors.Is(err, store.ErrConflict) {
-				return apperr.Invalid("email", "%q: an account with this email already exists", a.Email)
+				return fmt.Errorf("%w: %w", apperr.Invalid("email", "%q: an account with this email already exists", a.Email), ErrEmailTaken)
 			}
 			return err
 		}

@@ -194,8 +194,6 @@ func TestPortalSignUpApproval(t *testing.T) {
 				{url.Values{"name": {"Kofi\u202Eexe."}, "email": {"kofi@partner.example"}, "password": {partnerPassword}}, "name", "Name must not contain control characters or bidirectional text controls."},
 				{url.Values{"name": {"Kofi"}, "email": {strings.Repeat("k", 243) + "@example.com"}, "password": {partnerPassword}}, "email", "Email must be at most 254 characters."},
 				{url.Values{"name": {"Kofi"}, "email": {"kofi@partner.example"}, "password": {"short"}}, "password", "Password must be at least 10 characters long."},
-				{url.Values{"name": {"Kofi"}, "email": {seed.DemoEmail}, "password": {partnerPassword}}, "email",
-					`Email "demo@boxoffice.test": an account with this email already exists.`},
 			} {
 				res := p.post("/portal/signup", tt.form)
 				require.Equal(t, http.StatusUnprocessableEntity, res.Status)
@@ -243,6 +241,42 @@ func TestPortalSignUpApproval(t *testing.T) {
 		apps = p.get("/portal/apps")
 		require.Equal(t, http.StatusOK, apps.Status)
 		require.Contains(t, apps.text(), "No apps yet.")
+	})
+}
+
+// TestPortalSignUpExistingEmail: signing up with an email that has an
+// account answers exactly as a new sign-up does, and creates nothing.
+func TestPortalSignUpExistingEmail(t *testing.T) {
+	t.Parallel()
+	eachPortal(t, func(t *testing.T, pb *portalBundle) {
+		form := func(email string) url.Values {
+			return url.Values{"name": {"Kofi Tickets"}, "email": {email}, "password": {partnerPassword}}
+		}
+		fresh := pb.person(t).post("/portal/signup", form("Kofi@Partner.example"))
+		require.Equal(t, http.StatusCreated, fresh.Status, fresh.text())
+		before, err := store.ListAccounts(context.Background(), pb.db, "")
+		require.NoError(t, err)
+		for _, tt := range []struct{ name, email string }{
+			{"SameEmail", "Kofi@Partner.example"},
+			{"OtherCase", "KOFI@partner.example"},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				p := pb.person(t)
+				res := p.post("/portal/signup", form(tt.email))
+				require.Equal(t, fresh.Status, res.Status)
+				require.Equal(t, fresh.Body, res.Body, "the very page a new account gets")
+				for _, h := range []string{"Content-Type", "Set-Cookie", "Location"} {
+					require.Equal(t, fresh.Header.Values(h), res.Header.Values(h), h)
+				}
+				after, err := store.ListAccounts(context.Background(), pb.db, "")
+				require.NoError(t, err)
+				require.Equal(t, before, after, "nothing created or changed")
+			})
+		}
+		demo := pb.person(t).post("/portal/signup", form(seed.DemoEmail))
+		require.Equal(t, http.StatusCreated, demo.Status, "an active account's email too")
+		require.Contains(t, demo.text(), "Your account demo@boxoffice.test is awaiting approval.")
+		pb.demoPerson(t) // its owner signs in as before
 	})
 }
 
