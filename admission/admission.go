@@ -3,9 +3,12 @@
 // failed-authentication limit is refused before any key lookup; then the
 // key is authenticated (a refusal counts against the IP, an IPv6 client's
 // /64, and one that puts it over the limit is answered
-// rate_limit_exceeded); then the app's request limit applies. Checkout creates have one more step, the checkout
-// limit, which checkout.Service takes through Gate.Checkout before it looks
-// at the Idempotency-Key or the body, whichever API the request came from.
+// rate_limit_exceeded); then the app's request limit applies, and its
+// account's (all the account's apps together, per environment, so more
+// apps do not buy more requests). Checkout creates have one more step, the
+// checkout limits of the app and of its account, which checkout.Service
+// takes through Gate.Checkout before it looks at the Idempotency-Key or the
+// body, whichever API the request came from.
 package admission
 
 import (
@@ -67,15 +70,27 @@ func (g *Gate) Admit(ctx context.Context, key string) (*auth.Principal, error) {
 		return nil, err
 	}
 	observe.SetCaller(ctx, p.AppID, p.Environment)
-	if err := g.Limits.App(p.Live()).Allow(ctx, p.Environment+":"+strconv.FormatInt(p.AppID, 10), "requests for this app"); err != nil {
+	if err := allow(ctx, g.Limits.App(p.Live()), g.Limits.Account(p.Live()), p.AccountID, p.AppID, p.Environment, "requests"); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// Checkout counts a checkout create of an app in an environment against
-// the checkout limit.
+// Checkout counts a checkout create of an app of an account in an
+// environment against the checkout limits of the app and of the account.
 // Errors: rate_limit_exceeded.
-func (g *Gate) Checkout(ctx context.Context, appID int64, env string) error {
-	return g.Limits.Checkout.Allow(ctx, env+":"+strconv.FormatInt(appID, 10), "checkout sessions")
+func (g *Gate) Checkout(ctx context.Context, accountID, appID int64, env string) error {
+	return allow(ctx, g.Limits.Checkout, g.Limits.CheckoutAccount, accountID, appID, env, "checkout sessions")
+}
+
+// allow counts one request of an app against app, then against its
+// account's counterpart account, both keyed per environment. The app's
+// own limit comes first: a request it refuses spends none of the budget
+// the account's other apps share.
+// Errors: rate_limit_exceeded.
+func allow(ctx context.Context, app, account *ratelimit.Limiter, accountID, appID int64, env, what string) error {
+	if err := app.Allow(ctx, env+":"+strconv.FormatInt(appID, 10), what+" for this app"); err != nil {
+		return err
+	}
+	return account.Allow(ctx, env+":"+strconv.FormatInt(accountID, 10), what+" for this account's apps together")
 }

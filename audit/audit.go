@@ -43,6 +43,7 @@ const (
 	AccountStatus       = "account.status"
 	AccountPassword     = "account.password"
 	AccountResetLink    = "account.reset_link"
+	AccountSignUpTaken  = "account.sign_up_taken"
 	SignIn              = "session.sign_in"
 	SignInFailed        = "session.sign_in_failed"
 	SignOut             = "session.sign_out"

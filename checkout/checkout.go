@@ -58,9 +58,9 @@ type Service struct {
 	Payments payments.Provider
 	Now      func() time.Time
 	Config   Config
-	// Throttle counts a checkout create against the caller's limit
-	// (rate_limit_exceeded); nil means no limit.
-	Throttle func(ctx context.Context, appID int64, env string) error
+	// Throttle counts a checkout create against the caller's limits, its
+	// app's and its account's (rate_limit_exceeded); nil means no limit.
+	Throttle func(ctx context.Context, c Caller) error
 	// Observe, when set, learns each request's outcome: "created" or the
 	// error code.
 	Observe func(env, outcome string)
@@ -70,6 +70,8 @@ type Service struct {
 type Caller struct {
 	AppID       int64
 	Environment string
+	// AccountID owns the app; limits count per account too.
+	AccountID int64
 }
 
 // Live reports whether the caller uses a live key.
@@ -145,7 +147,7 @@ func (s *Service) Create(ctx context.Context, c Caller, r Request) (sess *Sessio
 // the rules.
 func (s *Service) create(ctx context.Context, c Caller, r Request) (*Session, bool, error) {
 	if s.Throttle != nil {
-		if err := s.Throttle(ctx, c.AppID, c.Environment); err != nil {
+		if err := s.Throttle(ctx, c); err != nil {
 			return nil, false, err
 		}
 	}

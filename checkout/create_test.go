@@ -117,7 +117,7 @@ func TestCreate_Precedence(t *testing.T) {
 		{
 			name: "ErrRateLimitExceededBeforeKey",
 			prepare: func(_ *testing.T, b *lifecycleBundle) {
-				b.svc.Throttle = func(context.Context, int64, string) error {
+				b.svc.Throttle = func(context.Context, checkout.Caller) error {
 					return apperr.New(apperr.RateLimitExceeded, "Too many checkout requests.")
 				}
 			},

@@ -54,8 +54,10 @@ func readBody(timeout time.Duration, next http.Handler) http.Handler {
 }
 
 // admit runs at most slots GraphQL operations at once, and at most share
-// of them for any one app (and environment), so one tenant's burst or
-// slow queries never take every slot. A request first waits for its app's
+// of them for any one account, so one tenant's burst or slow queries never
+// take every slot. The share is the account's, all its apps and both
+// environments together (each app is bounded by it too): more apps or
+// keys do not buy more slots. A request first waits for its account's
 // share, then for a slot; a client that leaves while waiting never runs.
 // An operation runs in one goroutine (graph/sequential) and allocates
 // about 1 MB for a 50-event nested answer; the slots bound that memory
@@ -72,7 +74,7 @@ func admit(slots, share int, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := ""
 		if p, err := auth.FromContext(r.Context()); err == nil {
-			key = p.Environment + ":" + strconv.FormatInt(p.AppID, 10)
+			key = strconv.FormatInt(p.AccountID, 10)
 		}
 		mu.Lock()
 		t := tenants[key]

@@ -50,47 +50,62 @@ func TestAdmit(t *testing.T) {
 	require.Equal(t, int32(6), ran.Load(), "the client that left never ran")
 }
 
-func asApp(r *http.Request, app int64) *http.Request {
-	return r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{AppID: app, Environment: "test"}))
+func asApp(r *http.Request, account, app int64, env string) *http.Request {
+	return r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{AccountID: account, AppID: app, Environment: env}))
 }
 
-// TestAdmit_Share: an app that holds its share of the slots waits for its
-// own requests to finish, while another app's request runs at once.
+// TestAdmit_Share: an account that holds its share of the slots waits for
+// its own requests to finish, while another account's request runs at
+// once; the share is the account's, whichever of its apps and keys ask.
 func TestAdmit_Share(t *testing.T) {
-	release := make(chan struct{})
-	var running sync.Map
-	h := admit(4, 2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		running.Store(r.URL.Query().Get("id"), true)
-		if r.URL.Query().Get("block") != "" {
-			<-release
-		}
-	}))
-	var wg sync.WaitGroup
-	for i := range 3 { // app 1 asks for three slots; its share is two
-		wg.Go(func() {
-			h.ServeHTTP(httptest.NewRecorder(), asApp(httptest.NewRequest(http.MethodPost, fmt.Sprintf("/graphql?block=1&id=a%d", i), nil), 1))
+	type caller struct {
+		app int64
+		env string
+	}
+	for _, tt := range []struct {
+		name string
+		from [3]caller // account 1's three requests; its share is two
+	}{
+		{"OneApp", [3]caller{{1, "test"}, {1, "test"}, {1, "test"}}},
+		{"AppsOfOneAccount", [3]caller{{1, "test"}, {2, "test"}, {3, "live"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			release := make(chan struct{})
+			var running sync.Map
+			h := admit(4, 2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				running.Store(r.URL.Query().Get("id"), true)
+				if r.URL.Query().Get("block") != "" {
+					<-release
+				}
+			}))
+			var wg sync.WaitGroup
+			for i, c := range tt.from {
+				wg.Go(func() {
+					h.ServeHTTP(httptest.NewRecorder(), asApp(httptest.NewRequest(http.MethodPost, fmt.Sprintf("/graphql?block=1&id=a%d", i), nil), 1, c.app, c.env))
+				})
+			}
+			require.Eventually(t, func() bool {
+				n := 0
+				running.Range(func(any, any) bool { n++; return true })
+				return n == 2
+			}, 5*time.Second, time.Millisecond)
+
+			// Account 2 runs although account 1 has a request waiting and slots remain.
+			h.ServeHTTP(httptest.NewRecorder(), asApp(httptest.NewRequest(http.MethodPost, "/graphql?id=b", nil), 2, 9, "test"))
+			_, ran := running.Load("b")
+			require.True(t, ran)
+			n := 0
+			running.Range(func(k, _ any) bool {
+				if k.(string)[0] == 'a' {
+					n++
+				}
+				return true
+			})
+			require.Equal(t, 2, n, "account 1's third request still waits for its share")
+			close(release)
+			wg.Wait()
 		})
 	}
-	require.Eventually(t, func() bool {
-		n := 0
-		running.Range(func(any, any) bool { n++; return true })
-		return n == 2
-	}, 5*time.Second, time.Millisecond)
-
-	// App 2 runs although app 1 has a request waiting and slots remain.
-	h.ServeHTTP(httptest.NewRecorder(), asApp(httptest.NewRequest(http.MethodPost, "/graphql?id=b", nil), 2))
-	_, ran := running.Load("b")
-	require.True(t, ran)
-	n := 0
-	running.Range(func(k, _ any) bool {
-		if k.(string)[0] == 'a' {
-			n++
-		}
-		return true
-	})
-	require.Equal(t, 2, n, "app 1's third request still waits for its share")
-	close(release)
-	wg.Wait()
 }
 
 // TestReadBody_SlowBodyHoldsNoSlot: a body trickling in is read before a

@@ -81,7 +81,7 @@ func (l Live) transport(log *slog.Logger) transport.Websocket {
 			if err == nil {
 				var conn context.Context
 				var release func()
-				if conn, release, err = l.Hub.Connect(ctx, live.Tenant(p.AppID, p.Environment)); err == nil {
+				if conn, release, err = l.Hub.Connect(ctx, live.TenantOf(p.AccountID, p.AppID, p.Environment)); err == nil {
 					ctx = auth.WithPrincipal(conn, p)
 					return context.WithValue(ctx, socketKey{}, &socket{key: key, release: release}), nil, nil
 				}

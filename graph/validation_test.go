@@ -80,7 +80,7 @@ func TestOverlappingFields(t *testing.T) {
 // testHandler is the /graphql handler with no resolvers: enough for
 // what is decided before execution, and for __typename and introspection.
 func testHandler() http.Handler {
-	return NewHandler(nil, slog.New(slog.NewTextHandler(io.Discard, nil)), DefaultDocumentLimits(), Live{})
+	return NewHandler(Config{}, slog.New(slog.NewTextHandler(io.Discard, nil)), DefaultDocumentLimits(), Live{})
 }
 
 // answer is a GraphQL answer as sent.

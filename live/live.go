@@ -5,8 +5,9 @@
 // change counter it polls), so a change any instance or process commits
 // reaches every instance's subscribers. Each topic is read once per change
 // however many follow it, every subscriber gets the latest value (a slow
-// one skips values, never blocks anyone), and each app may hold only a
-// bounded number of connections and subscriptions per instance.
+// one skips values, never blocks anyone), and each app, and each account's
+// apps together, may hold only a bounded number of connections and
+// subscriptions per instance.
 package live
 
 import (
@@ -30,6 +31,10 @@ type Config struct {
 	// MaxConnections is how many WebSocket connections one app (per
 	// environment) may hold open on this instance.
 	MaxConnections int
+	// AccountMultiple bounds an account's apps together (per environment)
+	// to this many times MaxSubscriptions and MaxConnections, so more apps
+	// do not buy more; zero means DefaultConfig's.
+	AccountMultiple int
 	// PollInterval is how often an SQLite database is asked whether
 	// anything changed, while anyone subscribes.
 	PollInterval time.Duration
@@ -37,7 +42,7 @@ type Config struct {
 
 // DefaultConfig returns the limits serve starts with.
 func DefaultConfig() Config {
-	return Config{MaxSubscriptions: 100, MaxConnections: 20, PollInterval: 250 * time.Millisecond}
+	return Config{MaxSubscriptions: 100, MaxConnections: 20, AccountMultiple: 3, PollInterval: 250 * time.Millisecond}
 }
 
 // readTimeout bounds one read of a topic; retryAfter is the pause before
@@ -56,8 +61,14 @@ func OrderTopic(reference string) Topic { return Topic{store.LiveOrder, referenc
 // StockTopic is the stock of the tickets of this event date.
 func StockTopic(dateID int64) Topic { return Topic{store.LiveStock, strconv.FormatInt(dateID, 10)} }
 
-// Tenant names the app (and environment) limits are counted for.
-func Tenant(appID int64, env string) string { return env + ":" + strconv.FormatInt(appID, 10) }
+// Tenant is whom connections and subscriptions are counted for: an app in
+// one environment, and the account that owns it in that environment.
+type Tenant struct{ App, Account string }
+
+// TenantOf names the tenant of an app of an account in env.
+func TenantOf(accountID, appID int64, env string) Tenant {
+	return Tenant{App: env + ":" + strconv.FormatInt(appID, 10), Account: env + ":" + strconv.FormatInt(accountID, 10)}
+}
 
 // Hub fans changes out to subscribers.
 type Hub struct {
@@ -73,7 +84,8 @@ type Hub struct {
 	mu       sync.Mutex
 	closed   bool
 	topics   map[Topic]*topic
-	tenants  map[string]*usage
+	tenants  map[string]*usage // by Tenant.App
+	accounts map[string]*usage // by Tenant.Account
 	conns    map[*connection]struct{}
 	stopPoll context.CancelFunc // nil when not polling
 	polls    int                // polls done, for tests
@@ -92,7 +104,7 @@ type topic struct {
 
 // subscriber is one subscription: what it was last sent and how to send.
 type subscriber struct {
-	tenant  string
+	tenant  Tenant
 	sent    bool
 	last    any
 	deliver func(any) // never blocks
@@ -106,30 +118,36 @@ type connection struct{ cancel context.CancelFunc }
 // New returns a hub over db. On PostgreSQL it hears changes through
 // listener, to which it subscribes with the first subscription.
 func New(db *store.DB, listener *store.Listener, cfg Config, log *slog.Logger) *Hub {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &Hub{
-		db: db, listener: listener, cfg: cfg, log: log, ctx: ctx, cancel: cancel,
-		topics: map[Topic]*topic{}, tenants: map[string]*usage{}, conns: map[*connection]struct{}{},
+	if cfg.AccountMultiple <= 0 {
+		cfg.AccountMultiple = DefaultConfig().AccountMultiple
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &Hub{
+		db: db, listener: listener, cfg: cfg, log: log, ctx: ctx, cancel: cancel,
+		topics: map[Topic]*topic{}, tenants: map[string]*usage{}, accounts: map[string]*usage{},
+		conns: map[*connection]struct{}{},
+	}
+	return h
 }
 
 // Connect counts a WebSocket connection of tenant and returns its
 // context, which Shutdown and Close end, and the release the connection
 // must call when it closes (once or more).
-// Errors: subscription_limit_reached when tenant holds MaxConnections.
-func (h *Hub) Connect(ctx context.Context, tenant string) (context.Context, func(), error) {
+// Errors: subscription_limit_reached when tenant's app holds
+// MaxConnections, or its account AccountMultiple times as many.
+func (h *Hub) Connect(ctx context.Context, tenant Tenant) (context.Context, func(), error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return nil, nil, errClosed
 	}
-	u := h.usage(tenant)
-	if u.conns >= h.cfg.MaxConnections {
+	app, acc := h.usage(tenant)
+	if err := h.full(app.conns, acc.conns, h.cfg.MaxConnections, "connections", "close one"); err != nil {
 		h.forget(tenant)
-		return nil, nil, apperr.New(apperr.SubscriptionLimitReached,
-			"This app already has %d live connections open on this server; close one first.", h.cfg.MaxConnections)
+		return nil, nil, err
 	}
-	u.conns++
+	app.conns++
+	acc.conns++
 	ctx, cancel := context.WithCancel(ctx)
 	c := &connection{cancel: cancel}
 	h.conns[c] = struct{}{}
@@ -140,7 +158,8 @@ func (h *Hub) Connect(ctx context.Context, tenant string) (context.Context, func
 			h.mu.Lock()
 			defer h.mu.Unlock()
 			delete(h.conns, c)
-			h.tenants[tenant].conns--
+			h.tenants[tenant.App].conns--
+			h.accounts[tenant.Account].conns--
 			h.forget(tenant)
 		})
 	}, nil
@@ -148,20 +167,43 @@ func (h *Hub) Connect(ctx context.Context, tenant string) (context.Context, func
 
 var errClosed = errors.New("live: the hub is closed")
 
-func (h *Hub) usage(tenant string) *usage {
-	u := h.tenants[tenant]
-	if u == nil {
-		u = &usage{}
-		h.tenants[tenant] = u
+// usage returns the counters of tenant's app and of its account.
+func (h *Hub) usage(tenant Tenant) (app, account *usage) {
+	get := func(m map[string]*usage, key string) *usage {
+		u := m[key]
+		if u == nil {
+			u = &usage{}
+			m[key] = u
+		}
+		return u
 	}
-	return u
+	return get(h.tenants, tenant.App), get(h.accounts, tenant.Account)
 }
 
-// forget drops an idle tenant's counters.
-func (h *Hub) forget(tenant string) {
-	if u := h.tenants[tenant]; u != nil && u.conns == 0 && u.subs == 0 {
-		delete(h.tenants, tenant)
+// forget drops the counters of tenant's app and account when idle.
+func (h *Hub) forget(tenant Tenant) {
+	drop := func(m map[string]*usage, key string) {
+		if u := m[key]; u != nil && u.conns == 0 && u.subs == 0 {
+			delete(m, key)
+		}
 	}
+	drop(h.tenants, tenant.App)
+	drop(h.accounts, tenant.Account)
+}
+
+// full refuses one more connection or subscription (what) when the app
+// already holds most of them, or its account AccountMultiple times most.
+// Errors: subscription_limit_reached.
+func (h *Hub) full(app, account, most int, what, then string) error {
+	if app >= most {
+		return apperr.New(apperr.SubscriptionLimitReached,
+			"This app already has %d live %s open on this server; %s first.", most, what, then)
+	}
+	if most *= h.cfg.AccountMultiple; account >= most {
+		return apperr.New(apperr.SubscriptionLimitReached,
+			"This account's apps already have %d live %s open on this server; %s first.", most, what, then)
+	}
+	return nil
 }
 
 // Subscribe follows t for tenant until ctx ends, then closes the channel
@@ -171,8 +213,9 @@ func (h *Hub) forget(tenant string) {
 // ready finds only the newer one. read returns t's current value; it is
 // called once per change for all of t's subscribers (the first
 // subscriber's read serves them all), so it must not depend on who asks.
-// Errors: subscription_limit_reached when tenant holds MaxSubscriptions.
-func Subscribe[T any](ctx context.Context, h *Hub, tenant string, t Topic, read func(context.Context) (T, error)) (<-chan T, error) {
+// Errors: subscription_limit_reached when tenant's app holds
+// MaxSubscriptions, or its account AccountMultiple times as many.
+func Subscribe[T any](ctx context.Context, h *Hub, tenant Tenant, t Topic, read func(context.Context) (T, error)) (<-chan T, error) {
 	ch := make(chan T, 1)
 	s := &subscriber{tenant: tenant}
 	s.deliver = func(v any) {
@@ -197,13 +240,13 @@ func (h *Hub) add(t Topic, s *subscriber, read func(context.Context) (any, error
 	if h.closed {
 		return errClosed
 	}
-	u := h.usage(s.tenant)
-	if u.subs >= h.cfg.MaxSubscriptions {
+	app, acc := h.usage(s.tenant)
+	if err := h.full(app.subs, acc.subs, h.cfg.MaxSubscriptions, "subscriptions", "complete one"); err != nil {
 		h.forget(s.tenant)
-		return apperr.New(apperr.SubscriptionLimitReached,
-			"This app already has %d live subscriptions open on this server; complete one first.", h.cfg.MaxSubscriptions)
+		return err
 	}
-	u.subs++
+	app.subs++
+	acc.subs++
 	tp := h.topics[t]
 	if tp == nil {
 		tp = &topic{key: t, read: read, subs: map[*subscriber]struct{}{}}
@@ -227,7 +270,8 @@ func (h *Hub) remove(t Topic, s *subscriber) {
 	}
 	delete(tp.subs, s)
 	s.close()
-	h.tenants[s.tenant].subs--
+	h.tenants[s.tenant.App].subs--
+	h.accounts[s.tenant.Account].subs--
 	h.forget(s.tenant)
 	if len(tp.subs) == 0 {
 		delete(h.topics, t)

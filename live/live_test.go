@@ -79,6 +79,12 @@ func settle(t *testing.T, h *Hub) {
 	}, 10*time.Second, time.Millisecond)
 }
 
+// Tenants of the tests: app 1 of account 1, in each environment.
+var (
+	testApp = TenantOf(1, 1, "test")
+	liveApp = TenantOf(1, 1, "live")
+)
+
 func TestHub(t *testing.T) {
 	t.Parallel()
 	t.Run("OneReadPerChangeForAll", func(t *testing.T) {
@@ -87,7 +93,7 @@ func TestHub(t *testing.T) {
 		src := &source{v: 1}
 		var chans []<-chan int
 		for range 5 {
-			ch, err := Subscribe(context.Background(), h, "test:1", OrderTopic("sbx_a"), src.read)
+			ch, err := Subscribe(context.Background(), h, testApp, OrderTopic("sbx_a"), src.read)
 			require.NoError(t, err)
 			chans = append(chans, ch)
 		}
@@ -119,7 +125,7 @@ func TestHub(t *testing.T) {
 		t.Parallel()
 		h := newHub(t, DefaultConfig())
 		src := &source{}
-		ch, err := Subscribe(context.Background(), h, "test:1", StockTopic(1), src.read)
+		ch, err := Subscribe(context.Background(), h, testApp, StockTopic(1), src.read)
 		require.NoError(t, err)
 		settle(t, h)
 		for v := 1; v <= 10; v++ {
@@ -134,7 +140,7 @@ func TestHub(t *testing.T) {
 		t.Parallel()
 		h := newHub(t, DefaultConfig())
 		src := &source{err: errors.New("database down")}
-		ch, err := Subscribe(context.Background(), h, "test:1", StockTopic(1), src.read)
+		ch, err := Subscribe(context.Background(), h, testApp, StockTopic(1), src.read)
 		require.NoError(t, err)
 		require.Eventually(t, func() bool { return src.reads.Load() >= 2 }, 10*time.Second, time.Millisecond, "retried")
 		src.set(5, nil)
@@ -145,49 +151,105 @@ func TestHub(t *testing.T) {
 		h := newHub(t, Config{MaxSubscriptions: 2, MaxConnections: 1})
 		src := &source{}
 		ctx, cancel := context.WithCancel(context.Background())
-		a, err := Subscribe(ctx, h, "live:1", StockTopic(1), src.read)
+		a, err := Subscribe(ctx, h, liveApp, StockTopic(1), src.read)
 		require.NoError(t, err)
-		_, err = Subscribe(context.Background(), h, "live:1", StockTopic(2), src.read)
+		_, err = Subscribe(context.Background(), h, liveApp, StockTopic(2), src.read)
 		require.NoError(t, err)
-		_, err = Subscribe(context.Background(), h, "live:1", StockTopic(3), src.read)
+		_, err = Subscribe(context.Background(), h, liveApp, StockTopic(3), src.read)
 		ae := apperr.From(err)
 		require.Equal(t, apperr.SubscriptionLimitReached, ae.Code)
 		require.Equal(t, 429, ae.Status())
 		require.Equal(t, "This app already has 2 live subscriptions open on this server; complete one first.", ae.Message)
-		_, err = Subscribe(context.Background(), h, "test:1", StockTopic(3), src.read)
+		_, err = Subscribe(context.Background(), h, testApp, StockTopic(3), src.read)
 		require.NoError(t, err, "another tenant")
 
 		cancel()
 		for range a { // drained and closed
 		}
-		_, err = Subscribe(context.Background(), h, "live:1", StockTopic(3), src.read)
+		_, err = Subscribe(context.Background(), h, liveApp, StockTopic(3), src.read)
 		require.NoError(t, err, "an ended subscription frees its place")
 
-		connCtx, release, err := h.Connect(context.Background(), "live:1")
+		connCtx, release, err := h.Connect(context.Background(), liveApp)
 		require.NoError(t, err)
-		_, _, err = h.Connect(context.Background(), "live:1")
+		_, _, err = h.Connect(context.Background(), liveApp)
 		require.Equal(t, "This app already has 1 live connections open on this server; close one first.", apperr.From(err).Message)
 		h.Shutdown()
 		<-connCtx.Done()
 		release()
 		release()
-		_, release, err = h.Connect(context.Background(), "live:1")
+		_, release, err = h.Connect(context.Background(), liveApp)
 		require.NoError(t, err)
 		release()
+	})
+	t.Run("AccountLimits", func(t *testing.T) {
+		t.Parallel()
+		h := newHub(t, Config{MaxSubscriptions: 2, MaxConnections: 2, AccountMultiple: 2})
+		src := &source{}
+		for _, tt := range []struct {
+			name string
+			// take holds one connection or subscription of tenant.
+			take func(Tenant) (release func(), err error)
+			msg  string
+		}{
+			{"Subscriptions", func(tn Tenant) (func(), error) {
+				ctx, cancel := context.WithCancel(context.Background())
+				ch, err := Subscribe(ctx, h, tn, StockTopic(1), src.read)
+				return func() {
+					cancel()
+					for range ch { // drained and closed: the place is free
+					}
+				}, err
+			}, "This account's apps already have 4 live subscriptions open on this server; complete one first."},
+			{"Connections", func(tn Tenant) (func(), error) {
+				_, release, err := h.Connect(context.Background(), tn)
+				return release, err
+			}, "This account's apps already have 4 live connections open on this server; close one first."},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				var held []func()
+				for app := range int64(2) { // two apps of account 7, each at its own limit
+					for range 2 {
+						release, err := tt.take(TenantOf(7, 10+app, "live"))
+						require.NoError(t, err)
+						held = append(held, release)
+					}
+				}
+				_, err := tt.take(TenantOf(7, 12, "live"))
+				ae := apperr.From(err)
+				require.Equal(t, apperr.SubscriptionLimitReached, ae.Code, "a third app adds nothing to the account's budget")
+				require.Equal(t, tt.msg, ae.Message)
+				for _, other := range []Tenant{TenantOf(8, 20, "live"), TenantOf(7, 12, "test")} {
+					release, err := tt.take(other)
+					require.NoError(t, err, "another account, or the account's other environment: %+v", other)
+					release()
+				}
+				held[0]()
+				release, err := tt.take(TenantOf(7, 12, "live"))
+				require.NoError(t, err, "a freed place of the account is the third app's")
+				release()
+				for _, release := range held[1:] {
+					release()
+				}
+				h.mu.Lock()
+				defer h.mu.Unlock()
+				require.Empty(t, h.tenants)
+				require.Empty(t, h.accounts, "idle accounts are forgotten")
+			})
+		}
 	})
 	t.Run("CloseFreesEverything", func(t *testing.T) {
 		t.Parallel()
 		h := newHub(t, DefaultConfig())
 		src := &source{}
 		ctx, cancel := context.WithCancel(context.Background())
-		ch, err := Subscribe(ctx, h, "test:1", StockTopic(1), src.read)
+		ch, err := Subscribe(ctx, h, testApp, StockTopic(1), src.read)
 		require.NoError(t, err)
 		recv(t, ch)
 		require.True(t, h.Stats().Polling)
 		cancel()
 		require.Eventually(t, func() bool { return h.Stats() == Stats{} }, 10*time.Second, time.Millisecond, "the poller stops with the last topic")
 		h.Close()
-		_, err = Subscribe(context.Background(), h, "test:1", StockTopic(1), src.read)
+		_, err = Subscribe(context.Background(), h, testApp, StockTopic(1), src.read)
 		require.ErrorIs(t, err, errClosed)
 	})
 }

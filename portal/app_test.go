@@ -54,6 +54,23 @@ func TestApps(t *testing.T) {
 			_, err = f.svc.CreateApp(f.ctx, sess, " ")
 			requireField(t, err, "name", "is required")
 		})
+		t.Run("ErrAppCap", func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, db)
+			f.svc.Provision.MaxAppsPerAccount = 2
+			sess := f.partner(t, "busy")
+			for i := range 2 {
+				_, err := f.svc.CreateApp(f.ctx, sess, fmt.Sprint("Shop ", i))
+				require.NoError(t, err)
+			}
+			_, err := f.svc.CreateApp(f.ctx, sess, "One too many")
+			e := apperr.From(err)
+			require.Equal(t, apperr.ValidationFailed, e.Code)
+			require.Equal(t, apperr.Details{"account": {"already has 2 apps, the most one account may have; ask the Boxoffice team if you need more"}}, e.Details)
+			apps, err := f.svc.Apps(f.ctx, sess)
+			require.NoError(t, err)
+			require.Len(t, apps, 2)
+		})
 		t.Run("ErrNotYourApp", func(t *testing.T) {
 			t.Parallel()
 			f := setup(t, db)

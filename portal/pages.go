@@ -130,6 +130,7 @@ func (p *page) Problem() string {
 var labels = map[string]string{
 	"name": "Name", "email": "Email", "password": "Password", "redirect-domain": "Redirect host",
 	"webhook-url": "Webhook URL", "env": "Environment", "reference": "Reference", "status": "Status",
+	"account": "Your account",
 }
 
 // secret is a key or secret shown once.

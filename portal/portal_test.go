@@ -193,14 +193,66 @@ func TestSignUp(t *testing.T) {
 				{"PasswordMissing", portal.SignUpInput{Name: "A", Email: f.email("b")}, "password", "is required"},
 				{"PasswordShort", portal.SignUpInput{Name: "A", Email: f.email("c"), Password: "nine char"}, "password", "must be at least 10 characters long"},
 				{"PasswordLong", portal.SignUpInput{Name: "A", Email: f.email("d"), Password: strings.Repeat("x", 257)}, "password", "must be at most 256 characters long"},
-				{"EmailTaken", portal.SignUpInput{Name: "A", Email: strings.ToUpper(f.email("taken")), Password: password}, "email",
-					`"` + f.email("taken") + `": an account with this email already exists`},
+				{"PasswordShortEmailTaken", portal.SignUpInput{Name: "A", Email: f.email("taken"), Password: "nine char"}, "password", "must be at least 10 characters long"},
 			} {
 				t.Run(tt.name, func(t *testing.T) {
 					_, err := f.svc.SignUp(f.ctx, tt.in)
 					requireField(t, err, tt.field, tt.error)
 				})
 			}
+		})
+		t.Run("EmailTaken", func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, db)
+			in := portal.SignUpInput{Name: " Kofi ", Email: f.email("Kofi"), Password: password}
+			fresh, err := f.svc.SignUp(f.ctx, in)
+			require.NoError(t, err)
+			// This fixture's accounts: subtests beside it add their own.
+			mine := func() []store.Account {
+				all, err := store.ListAccounts(context.Background(), db, "")
+				require.NoError(t, err)
+				var out []store.Account
+				for _, a := range all {
+					if strings.Contains(a.Email, f.prefix) {
+						out = append(out, a)
+					}
+				}
+				return out
+			}
+			accounts := mine()
+			require.Len(t, accounts, 1)
+
+			for _, tt := range []struct {
+				name string
+				in   portal.SignUpInput
+			}{
+				{"SameInput", in},
+				{"OtherPasswordAndCase", portal.SignUpInput{Name: in.Name, Email: strings.ToUpper(in.Email), Password: "another password"}},
+			} {
+				t.Run(tt.name, func(t *testing.T) {
+					taken, err := f.svc.SignUp(f.ctx, tt.in)
+					require.NoError(t, err, "the same answer as a new sign-up")
+					require.Equal(t, store.Account{Name: fresh.Name, Email: fresh.Email, Status: fresh.Status,
+						CreatedAt: taken.CreatedAt, UpdatedAt: taken.UpdatedAt}, *taken, "what a new account would show; nothing stored")
+					require.Equal(t, accounts, mine(), "nothing created or changed")
+					_, err = f.svc.SignIn(f.ctx, fresh.Email, tt.in.Password)
+					if tt.in.Password != password {
+						requireErr(t, err, apperr.Unauthorized, "The email address or password is not right.")
+					}
+					_, err = f.svc.SignIn(f.ctx, fresh.Email, password)
+					require.NoError(t, err, "the owner's password is untouched")
+				})
+			}
+			var taken []store.AuditEntry
+			for _, e := range f.auditOf(t, fresh.ID) {
+				if e.Action == audit.AccountSignUpTaken {
+					taken = append(taken, e)
+				}
+			}
+			require.Len(t, taken, 2, "each attempt is recorded for the account")
+			require.Equal(t, store.ActorPartner, taken[0].Actor)
+			require.Equal(t, f.ip, taken[0].IP)
+			require.Equal(t, "sign-up with this account's email; answered as a new sign-up, nothing created", taken[0].Detail)
 		})
 		t.Run("ErrRateLimited", func(t *testing.T) {
 			t.Parallel()
@@ -393,7 +445,10 @@ func TestSession(t *testing.T) {
 	})
 }
 
-const resetRefused = "This reset link is not valid: it was used already, has expired or was never issued. Ask the Boxoffice team for a new one."
+const resetRefused = "This reset link is not valid: it was used already, replaced by a newer one, has expired or was never issued. Ask the Boxoffice team for a new one."
+
+// tokenOf is the token of a reset link.
+func tokenOf(link *portal.ResetLink) string { return link.URL[strings.LastIndexByte(link.URL, '/')+1:] }
 
 func TestResetLink(t *testing.T) {
 	t.Parallel()
@@ -438,6 +493,71 @@ func TestResetLink(t *testing.T) {
 			for _, e := range entries {
 				require.NotContains(t, e.Detail, token)
 			}
+		})
+		t.Run("NewLinkVoidsOthers", func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, db)
+			acc := f.signUp(t, "twice")
+			other := f.signUp(t, "bystander")
+			var links []*portal.ResetLink
+			for _, id := range []int64{acc.ID, acc.ID, other.ID, acc.ID} {
+				link, err := f.svc.NewResetLink(context.Background(), id)
+				require.NoError(t, err)
+				links = append(links, link)
+			}
+			for i, tt := range []struct {
+				name   string
+				usable bool
+			}{
+				{"First", false}, {"Second", false}, {"OtherAccount", true}, {"Newest", true},
+			} {
+				t.Run(tt.name, func(t *testing.T) {
+					_, err := f.svc.ResetAccount(f.ctx, tokenOf(links[i]))
+					if tt.usable {
+						require.NoError(t, err)
+						return
+					}
+					requireErr(t, err, apperr.NotFound, resetRefused)
+					requireErr(t, f.svc.ResetPassword(f.ctx, tokenOf(links[i]), "a brand new password"), apperr.NotFound, resetRefused)
+				})
+			}
+			var details []string
+			for _, e := range f.auditOf(t, acc.ID) {
+				if e.Action == audit.AccountResetLink {
+					details = append(details, e.Detail[strings.IndexByte(e.Detail, ';')+1:])
+				}
+			}
+			require.Equal(t, []string{"one-time password reset link created, valid until 2026-11-23T09:00:00Z",
+				" 1 other unused link voided", " 1 other unused link voided"}, details)
+		})
+		t.Run("ResetVoidsOthers", func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, db)
+			acc := f.signUp(t, "raced")
+			used, err := f.svc.NewResetLink(context.Background(), acc.ID)
+			require.NoError(t, err)
+			// Another link written after it, as one issued in a race or
+			// before links voided each other would be.
+			now := f.clock.Now()
+			require.NoError(t, store.InsertPasswordReset(context.Background(), db, &store.PasswordReset{
+				TokenHash: auth.HashKey("older-" + f.prefix), AccountID: acc.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}))
+			_, err = f.svc.ResetAccount(f.ctx, "older-"+f.prefix)
+			require.NoError(t, err, "usable until the reset completes")
+
+			require.NoError(t, f.svc.ResetPassword(f.ctx, tokenOf(used), "a brand new password"))
+			_, err = f.svc.ResetAccount(f.ctx, "older-"+f.prefix)
+			requireErr(t, err, apperr.NotFound, resetRefused)
+			requireErr(t, f.svc.ResetPassword(f.ctx, "older-"+f.prefix, "yet another password"), apperr.NotFound, resetRefused)
+			_, err = f.svc.SignIn(f.ctx, acc.Email, "a brand new password")
+			require.NoError(t, err)
+			entries := f.auditOf(t, acc.ID)
+			var last store.AuditEntry
+			for _, e := range entries {
+				if e.Action == audit.AccountPassword {
+					last = e
+				}
+			}
+			require.Equal(t, "password set with a reset link; every session ended; 1 other unused link voided", last.Detail)
 		})
 		t.Run("ErrExpired", func(t *testing.T) {
 			t.Parallel()

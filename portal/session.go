@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/boxoffice/boxoffice/apperr"
@@ -48,18 +49,48 @@ type SignUpInput struct {
 
 // SignUp creates an account awaiting an operator's approval; its owner can
 // sign in at once, but only to read its status until it is approved.
+//
+// An email that already has an account gets the same answer after the
+// same work (the password is hashed either way), so sign-up never tells
+// anyone which addresses have accounts: the returned Account is then the
+// one that would have been created, not stored (its ID is 0), nothing
+// changes, and the attempt is recorded in the existing account's audit
+// log (audit.AccountSignUpTaken).
 // Errors: rate_limit_exceeded (per client address), validation_failed
-// (name, email, password; an email that has an account).
+// (name, email, password).
 func (s *Service) SignUp(ctx context.Context, in SignUpInput) (*store.Account, error) {
+	ctx = asPartner(ctx)
 	if err := s.PerIP.Allow(ctx, ratelimit.ClientIPFrom(ctx), "attempts from this address"); err != nil {
 		return nil, err
 	}
 	if in.Password == "" {
 		return nil, apperr.Invalid("password", "is required")
 	}
-	return s.Provision.CreateAccount(asPartner(ctx), provision.AccountInput{
+	acc, err := s.Provision.CreateAccount(ctx, provision.AccountInput{
 		Name: in.Name, Email: in.Email, Password: in.Password, Status: store.AccountPendingApproval,
 	})
+	if errors.Is(err, provision.ErrEmailTaken) {
+		return s.signUpTaken(ctx, in)
+	}
+	return acc, err
+}
+
+// signUpTaken answers a sign-up with an email that has an account as a new
+// account would be answered, and records the attempt for that account. The
+// audit log is the only place it is told: the service sends no email yet.
+func (s *Service) signUpTaken(ctx context.Context, in SignUpInput) (*store.Account, error) {
+	email := normalizeEmail(in.Email)
+	existing, err := store.AccountByEmail(ctx, s.DB, email)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now().UTC()
+	if err := audit.Record(ctx, s.DB, now, audit.Entry{AccountID: existing.ID, Action: audit.AccountSignUpTaken,
+		Detail: "sign-up with this account's email; answered as a new sign-up, nothing created"}); err != nil {
+		return nil, err
+	}
+	return &store.Account{Name: strings.TrimSpace(in.Name), Email: email, Status: store.AccountPendingApproval,
+		CreatedAt: now, UpdatedAt: now}, nil
 }
 
 var errWrongPassword = apperr.New(apperr.Unauthorized, "The email address or password is not right.")

@@ -9,7 +9,8 @@
 //
 // Refusals are *apperr.Error: validation_failed with Details keyed by the
 // input's name ("email", "redirect-domain", …; the message spells it as the
-// CLI's flag), or not_found.
+// CLI's flag, and "account" for an account that has all the apps it may
+// have), or not_found.
 package provision
 
 import (
@@ -44,7 +45,20 @@ type Service struct {
 	// Password are the costs of password hashes; zero means
 	// auth.DefaultPasswordParams.
 	Password auth.PasswordParams
+	// MaxAppsPerAccount is how many apps one account may have (whatever
+	// their status); zero means DefaultMaxAppsPerAccount. Every app has
+	// budgets of its own, so without a cap an account could buy capacity
+	// by creating apps.
+	MaxAppsPerAccount int
 }
+
+// DefaultMaxAppsPerAccount is MAX_APPS_PER_ACCOUNT's default.
+const DefaultMaxAppsPerAccount = 10
+
+// ErrEmailTaken is wrapped in CreateAccount's refusal of an email that
+// already has an account (errors.Is), for callers that must not tell the
+// two apart to whoever asked: the portal's sign-up.
+var ErrEmailTaken = errors.New("provision: an account with this email already exists")
 
 func notFound(format string, args ...any) *apperr.Error {
 	return apperr.New(apperr.NotFound, format, args...)
@@ -93,7 +107,7 @@ func (s *Service) CreateAccount(ctx context.Context, in AccountInput) (*store.Ac
 	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := store.InsertAccount(ctx, tx, a); err != nil {
 			if errors.Is(err, store.ErrConflict) {
-				return apperr.Invalid("email", "%q: an account with this email already exists", a.Email)
+				return fmt.Errorf("%w: %w", apperr.Invalid("email", "%q: an account with this email already exists", a.Email), ErrEmailTaken)
 			}
 			return err
 		}
@@ -187,9 +201,10 @@ type NewApp struct {
 }
 
 // CreateApp stores an app with a test key, a live key and a webhook secret,
-// all in one transaction.
-// Errors: validation_failed (name, redirect-domain, webhook-url), not_found
-// (the account).
+// all in one transaction, unless the account already has MaxAppsPerAccount
+// apps.
+// Errors: validation_failed (name, redirect-domain, webhook-url; account,
+// when it has all the apps it may have), not_found (the account).
 func (s *Service) CreateApp(ctx context.Context, in AppInput) (*NewApp, error) {
 	name := strings.TrimSpace(in.Name)
 	if name == "" {
@@ -212,10 +227,14 @@ func (s *Service) CreateApp(ctx context.Context, in AppInput) (*NewApp, error) {
 		WebhookURL: in.WebhookURL, WebhookSecret: out.WebhookSecret, CreatedAt: now, UpdatedAt: now,
 	}
 	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := store.AccountByID(ctx, tx, in.AccountID); err != nil {
+		// Locked, so that apps created at once are counted one after another.
+		if err := store.LockAccount(ctx, tx, in.AccountID); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return notFound("account %d does not exist", in.AccountID)
 			}
+			return err
+		}
+		if err := s.checkAppCap(ctx, tx, in.AccountID); err != nil {
 			return err
 		}
 		if err := store.InsertApp(ctx, tx, out.App); err != nil {
@@ -234,6 +253,28 @@ func (s *Service) CreateApp(ctx context.Context, in AppInput) (*NewApp, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// checkAppCap refuses another app for an account that has
+// MaxAppsPerAccount of them already.
+// Errors: validation_failed (account).
+func (s *Service) checkAppCap(ctx context.Context, db bun.IDB, accountID int64) error {
+	most := s.MaxAppsPerAccount
+	if most <= 0 {
+		most = DefaultMaxAppsPerAccount
+	}
+	n, err := store.CountAccountApps(ctx, db, accountID)
+	if err != nil {
+		return err
+	}
+	if n < most {
+		return nil
+	}
+	// The message is the CLI's (an operator may raise the cap); the
+	// detail is the portal's, for the partner.
+	return &apperr.Error{Code: apperr.ValidationFailed,
+		Message: fmt.Sprintf("account %d already has %d apps, the most one account may have (MAX_APPS_PER_ACCOUNT)", accountID, n),
+		Details: apperr.Details{"account": {fmt.Sprintf("already has %d apps, the most one account may have; ask the Boxoffice team if you need more", n)}}}
 }
 
 // AppUpdate changes an app; nil fields stay as they are.

@@ -2,7 +2,9 @@ package provision_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -116,6 +118,80 @@ func TestProvision(t *testing.T) {
 				"app.redirect_domain_remove a.example",
 				"app.redirect_domain_add c.example",
 			}, got)
+		})
+	})
+}
+
+// TestAppCap: an account has at most MaxAppsPerAccount apps, suspended ones
+// included, however many are created at once; other accounts are not
+// affected.
+func TestAppCap(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		newAccount := func(t *testing.T, s *provision.Service, email string) int64 {
+			t.Helper()
+			acc, err := s.CreateAccount(ctx, provision.AccountInput{Name: "Kofi", Email: email})
+			require.NoError(t, err)
+			return acc.ID
+		}
+		refusal := func(id int64, n int) *apperr.Error {
+			return &apperr.Error{Code: apperr.ValidationFailed,
+				Message: fmt.Sprintf("account %d already has %d apps, the most one account may have (MAX_APPS_PER_ACCOUNT)", id, n),
+				Details: apperr.Details{"account": {fmt.Sprintf("already has %d apps, the most one account may have; ask the Boxoffice team if you need more", n)}}}
+		}
+		for _, tt := range []struct {
+			name    string
+			max     int // MaxAppsPerAccount
+			allowed int // apps an account gets
+		}{
+			{"Default", 0, provision.DefaultMaxAppsPerAccount},
+			{"Configured", 2, 2},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				s := setup(t, db, false)
+				s.MaxAppsPerAccount = tt.max
+				id := newAccount(t, s, "cap-"+tt.name+"@example.com")
+				for i := range tt.allowed {
+					app, err := s.CreateApp(ctx, provision.AppInput{AccountID: id, Name: fmt.Sprint("Shop ", i)})
+					require.NoError(t, err, "app %d", i+1)
+					if i == 0 {
+						require.NoError(t, s.SetAppStatus(ctx, app.App.ID, store.AppSuspended), "a suspended app still counts")
+					}
+				}
+				_, err := s.CreateApp(ctx, provision.AppInput{AccountID: id, Name: "One too many"})
+				require.Equal(t, refusal(id, tt.allowed), apperr.From(err))
+				apps, err := s.ListApps(ctx, id)
+				require.NoError(t, err)
+				require.Len(t, apps, tt.allowed, "nothing of the refused app was written")
+
+				other := newAccount(t, s, "other-"+tt.name+"@example.com")
+				_, err = s.CreateApp(ctx, provision.AppInput{AccountID: other, Name: "Shop"})
+				require.NoError(t, err, "the cap is per account")
+			})
+		}
+		t.Run("AtOnce", func(t *testing.T) {
+			s := setup(t, db, false)
+			s.MaxAppsPerAccount = 3
+			id := newAccount(t, s, "burst@example.com")
+			var wg sync.WaitGroup
+			errs := make([]error, 12)
+			for i := range errs {
+				wg.Go(func() { _, errs[i] = s.CreateApp(ctx, provision.AppInput{AccountID: id, Name: fmt.Sprint("Shop ", i)}) })
+			}
+			wg.Wait()
+			created := 0
+			for _, err := range errs {
+				if err == nil {
+					created++
+					continue
+				}
+				require.Equal(t, refusal(id, 3), apperr.From(err))
+			}
+			require.Equal(t, 3, created, "twelve creates at once against a cap of three")
+			n, err := store.CountAccountApps(ctx, db, id)
+			require.NoError(t, err)
+			require.Equal(t, 3, n)
 		})
 	})
 }

@@ -9,13 +9,17 @@ type Config struct {
 	TestApp    int           // per app with a test key
 	Checkout   int           // checkout creates per app and environment
 	Window     time.Duration // the window of every limit
+	// AccountMultiple bounds an account's apps together, per environment:
+	// at most this many times one app's request and checkout limits, so
+	// more apps do not buy more capacity.
+	AccountMultiple int
 	// Prefix namespaces the counters in Redis (tests use their own).
 	Prefix string
 }
 
 // DefaultConfig returns the spec's limits.
 func DefaultConfig() Config {
-	return Config{FailedAuth: 60, LiveApp: 120, TestApp: 240, Checkout: 30, Window: time.Minute, Prefix: "boxoffice"}
+	return Config{FailedAuth: 60, LiveApp: 120, TestApp: 240, Checkout: 30, Window: time.Minute, AccountMultiple: 3, Prefix: "boxoffice"}
 }
 
 // Namespace is the prefix of the configuration's counters: Prefix, or the
@@ -27,12 +31,16 @@ func (c Config) Namespace() string {
 	return c.Prefix
 }
 
-// Limits are the service's limiters.
+// Limits are the service's limiters. Each per-app limiter has an account
+// counterpart keyed by account and environment.
 type Limits struct {
-	FailedAuth *Limiter
-	LiveApp    *Limiter
-	TestApp    *Limiter
-	Checkout   *Limiter
+	FailedAuth      *Limiter
+	LiveApp         *Limiter
+	TestApp         *Limiter
+	Checkout        *Limiter
+	LiveAccount     *Limiter
+	TestAccount     *Limiter
+	CheckoutAccount *Limiter
 }
 
 // NewLimits builds the limiters of cfg over s.
@@ -48,11 +56,16 @@ func NewLimits(s *Store, cfg Config) *Limits {
 		cfg.Window = d.Window
 	}
 	ns := cfg.Namespace()
+	live, test, checkout := pick(cfg.LiveApp, d.LiveApp), pick(cfg.TestApp, d.TestApp), pick(cfg.Checkout, d.Checkout)
+	k := pick(cfg.AccountMultiple, d.AccountMultiple)
 	return &Limits{
-		FailedAuth: s.New(ns+":auth", pick(cfg.FailedAuth, d.FailedAuth), cfg.Window),
-		LiveApp:    s.New(ns+":app-live", pick(cfg.LiveApp, d.LiveApp), cfg.Window),
-		TestApp:    s.New(ns+":app-test", pick(cfg.TestApp, d.TestApp), cfg.Window),
-		Checkout:   s.New(ns+":checkout", pick(cfg.Checkout, d.Checkout), cfg.Window),
+		FailedAuth:      s.New(ns+":auth", pick(cfg.FailedAuth, d.FailedAuth), cfg.Window),
+		LiveApp:         s.New(ns+":app-live", live, cfg.Window),
+		TestApp:         s.New(ns+":app-test", test, cfg.Window),
+		Checkout:        s.New(ns+":checkout", checkout, cfg.Window),
+		LiveAccount:     s.New(ns+":account-live", k*live, cfg.Window),
+		TestAccount:     s.New(ns+":account-test", k*test, cfg.Window),
+		CheckoutAccount: s.New(ns+":account-checkout", k*checkout, cfg.Window),
 	}
 }
 
@@ -62,4 +75,12 @@ func (l *Limits) App(live bool) *Limiter {
 		return l.LiveApp
 	}
 	return l.TestApp
+}
+
+// Account returns the per-account limiter of an environment.
+func (l *Limits) Account(live bool) *Limiter {
+	if live {
+		return l.LiveAccount
+	}
+	return l.TestAccount
 }

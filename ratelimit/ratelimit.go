@@ -256,14 +256,21 @@ func WithHeaders(ctx context.Context, h http.Header) context.Context {
 	return context.WithValue(ctx, headersKey{}, h)
 }
 
+// setHeaders tells the client of this limiter's window. Several limiters
+// may count one request (an app's and its account's, then the checkout
+// limits): the headers tell of the one with the fewest requests left, so
+// of the one that refused, when one did.
 func (l *Limiter) setHeaders(ctx context.Context, s state, remaining int) {
 	h, ok := ctx.Value(headersKey{}).(http.Header)
 	if !ok {
 		return
 	}
+	remaining = max(remaining, 0)
+	if prev, err := strconv.Atoi(h.Get("X-RateLimit-Remaining")); err == nil && prev < remaining {
+		return
+	}
 	reset := s.start.Add(l.Window)
 	resetIn := max(int(math.Ceil(reset.Sub(s.now).Seconds())), 0)
-	remaining = max(remaining, 0)
 	h.Set("X-RateLimit-Limit", strconv.Itoa(l.Limit))
 	h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
 	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))

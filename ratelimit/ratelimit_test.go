@@ -92,6 +92,73 @@ func TestLimiter(t *testing.T) {
 	})
 }
 
+// TestHeadersOfTheTightest: when several limiters count one request (an
+// app's and its account's), the headers tell of the one with the fewest
+// requests left, and of the one that refused.
+func TestHeadersOfTheTightest(t *testing.T) {
+	t.Parallel()
+	app, c := newLimiter(t, 3)
+	s, err := NewStore(context.Background(), "", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	s.Now = c.Now
+	account := s.New("bx:account-test", 5, time.Minute)
+	for i, want := range []struct {
+		policy    string
+		remaining string
+	}{
+		{`"app-test";q=3;w=60`, "2"}, // app 2 left, account 4
+		{`"app-test";q=3;w=60`, "1"},
+		{`"app-test";q=3;w=60`, "0"},
+		{`"account-test";q=5;w=60`, "1"}, // another app of the account: 2 left of its 3, the account 1
+		{`"account-test";q=5;w=60`, "0"},
+		{`"account-test";q=5;w=60`, "0"}, // refused by the account
+	} {
+		h := http.Header{}
+		ctx := WithHeaders(context.Background(), h)
+		key := "app-1"
+		if i >= 3 {
+			key = "app-2"
+		}
+		if err := app.Allow(ctx, key, "requests"); err == nil {
+			err = account.Allow(ctx, "account-1", "requests")
+			require.Equal(t, i == 5, err != nil, "request %d: %v", i+1, err)
+		}
+		require.Equal(t, want.policy, h.Get("RateLimit-Policy"), "request %d", i+1)
+		require.Equal(t, want.remaining, h.Get("X-RateLimit-Remaining"), "request %d", i+1)
+	}
+}
+
+// TestNewLimits: every per-app limit has an account counterpart,
+// AccountMultiple times as large.
+func TestNewLimits(t *testing.T) {
+	t.Parallel()
+	s, err := NewStore(context.Background(), "", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		name string
+		cfg  Config
+		want map[string]int // limiter name → limit
+	}{
+		{"Defaults", Config{}, map[string]int{
+			"boxoffice:auth": 60, "boxoffice:app-live": 120, "boxoffice:app-test": 240, "boxoffice:checkout": 30,
+			"boxoffice:account-live": 360, "boxoffice:account-test": 720, "boxoffice:account-checkout": 90}},
+		{"Configured", Config{FailedAuth: 9, LiveApp: 5, TestApp: 7, Checkout: 2, AccountMultiple: 4, Prefix: "p"}, map[string]int{
+			"p:auth": 9, "p:app-live": 5, "p:app-test": 7, "p:checkout": 2,
+			"p:account-live": 20, "p:account-test": 28, "p:account-checkout": 8}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l := NewLimits(s, tt.cfg)
+			got := map[string]int{}
+			for _, lim := range []*Limiter{l.FailedAuth, l.LiveApp, l.TestApp, l.Checkout, l.LiveAccount, l.TestAccount, l.CheckoutAccount} {
+				got[lim.Name] = lim.Limit
+			}
+			require.Equal(t, tt.want, got)
+			require.Same(t, l.LiveAccount, l.Account(true))
+			require.Same(t, l.TestAccount, l.Account(false))
+		})
+	}
+}
+
 func TestLimiterFailIsExact(t *testing.T) {
 	t.Parallel()
 	stores := map[string]string{"Memory": ""}

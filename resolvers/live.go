@@ -22,7 +22,7 @@ func (r *Resolver) OrderUpdated(ctx context.Context, reference string) (<-chan *
 	}
 	// Only the order's own app and environment get this far, so the first
 	// subscriber's read serves every subscriber of the topic.
-	return live.Subscribe(ctx, r.Live, live.Tenant(c.AppID, c.Environment), live.OrderTopic(reference),
+	return live.Subscribe(ctx, r.Live, live.TenantOf(c.AccountID, c.AppID, c.Environment), live.OrderTopic(reference),
 		func(ctx context.Context) (*model.Order, error) {
 			o, err := r.Checkout.Order(ctx, c, reference)
 			if err != nil {
@@ -44,7 +44,7 @@ func (r *Resolver) AvailabilityChanged(ctx context.Context, dateID int64) (<-cha
 	if _, _, err := r.Catalog.EventDate(ctx, dateID); err != nil {
 		return nil, err
 	}
-	return live.Subscribe(ctx, r.Live, live.Tenant(c.AppID, c.Environment), live.StockTopic(dateID),
+	return live.Subscribe(ctx, r.Live, live.TenantOf(c.AccountID, c.AppID, c.Environment), live.StockTopic(dateID),
 		func(ctx context.Context) (*model.DateAvailability, error) {
 			stock, err := r.Catalog.Stock(ctx, []int64{dateID})
 			if err != nil {

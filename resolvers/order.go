@@ -16,7 +16,7 @@ func caller(ctx context.Context) (checkout.Caller, error) {
 	if err != nil {
 		return checkout.Caller{}, err
 	}
-	return checkout.Caller{AppID: p.AppID, Environment: p.Environment}, nil
+	return checkout.Caller{AppID: p.AppID, Environment: p.Environment, AccountID: p.AccountID}, nil
 }
 
 // Order is GET /orders/{reference} and Query.order: an order of the

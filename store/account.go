@@ -49,6 +49,19 @@ func AccountByID(ctx context.Context, db bun.IDB, id int64) (*Account, error) {
 	return a, translate(err)
 }
 
+// LockAccount holds the account's row until the transaction ends, so rules
+// that count or replace what an account owns (its apps, its reset links)
+// are decided one transaction at a time per account. An UPDATE rather than
+// SELECT … FOR UPDATE because SQLite has no row locks (its transactions
+// already run one at a time); on PostgreSQL the update takes the row
+// lock. An unknown id is ErrNotFound.
+func LockAccount(ctx context.Context, db bun.IDB, id int64) error {
+	res, err := db.NewUpdate().Model((*Account)(nil)).
+		Set("updated_at = updated_at").
+		Where("id = ?", id).Exec(ctx)
+	return affectedOne(res, err)
+}
+
 // AccountByEmail returns the account with this (lower-case) email.
 func AccountByEmail(ctx context.Context, db bun.IDB, email string) (*Account, error) {
 	a := new(Account)

@@ -62,6 +62,13 @@ func CountApps(ctx context.Context, db bun.IDB) (int, error) {
 	return int(n), translate(err)
 }
 
+// CountAccountApps returns how many apps an account has, whatever their
+// status.
+func CountAccountApps(ctx context.Context, db bun.IDB, accountID int64) (int, error) {
+	n, err := db.NewSelect().Model((*App)(nil)).Where("account_id = ?", accountID).Count(ctx)
+	return int(n), translate(err)
+}
+
 // ListApps returns the apps, oldest first; only those of an account when
 // accountID is not 0.
 func ListApps(ctx context.Context, db bun.IDB, accountID int64) ([]App, error) {

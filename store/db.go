@@ -55,6 +55,8 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	}
 }
 
+var sqlitePathEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+
 func openSQLite(path string) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("DATABASE_URL sqlite:// needs a file path")
@@ -64,7 +66,11 @@ func openSQLite(path string) (*DB, error) {
 			return nil, err
 		}
 	}
-	dsn := "file:" + path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)" +
+	// The path goes into a file: URI, where '#' would end it and '?' start
+	// its query; SQLite decodes %XX, so escaped, a path such as Go's test
+	// directory of a subtest named "sqlite#01" is the file opened, not a
+	// shorter one that other runs share.
+	dsn := "file:" + sqlitePathEscaper.Replace(path) + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)" +
 		"&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	sqldb, err := sql.Open("sqlite", dsn)
 	if err != nil {

@@ -47,3 +47,16 @@ func UsePasswordReset(ctx context.Context, db bun.IDB, id int64, now time.Time) 
 	n, err := res.RowsAffected()
 	return n == 1, err
 }
+
+// VoidPasswordResets deletes every unused reset link of an account and
+// returns how many there were: a link that can no longer be used need not
+// be kept (the audit log records that it was issued).
+func VoidPasswordResets(ctx context.Context, db bun.IDB, accountID int64) (int64, error) {
+	res, err := db.NewDelete().Model((*PasswordReset)(nil)).
+		Where("account_id = ?", accountID).Where("used_at IS NULL").
+		Exec(ctx)
+	if err != nil {
+		return 0, translate(err)
+	}
+	return res.RowsAffected()
+}

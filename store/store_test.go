@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -48,4 +50,27 @@ func TestStore(t *testing.T) {
 			require.WithinDuration(t, now, got.CreatedAt, time.Millisecond)
 		})
 	})
+}
+
+// TestOpenSQLitePath: a path with characters a file: URI gives meaning to
+// opens that very file, not a shorter path other databases would share.
+func TestOpenSQLitePath(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"sqlite#01", "what?", "100%", "plain"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), name)
+			require.NoError(t, os.Mkdir(dir, 0o700))
+			path := filepath.Join(dir, "test.db")
+			db, err := store.Open(context.Background(), "sqlite://"+path)
+			require.NoError(t, err)
+			require.NoError(t, store.Migrate(context.Background(), db))
+			require.NoError(t, db.Close())
+			info, err := os.Stat(path)
+			require.NoError(t, err)
+			require.Positive(t, info.Size(), "the tables are in the file named")
+			entries, err := os.ReadDir(filepath.Dir(dir))
+			require.NoError(t, err)
+			require.Len(t, entries, 1, "nothing beside the directory: %v", entries)
+		})
+	}
 }

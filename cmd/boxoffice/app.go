@@ -56,8 +56,10 @@ type Config struct {
 	RedisURL string
 	// TrustedProxies are the CIDRs whose X-Forwarded-For is believed.
 	TrustedProxies string
-	// RateLimits are the limits of spec section 8.
+	// RateLimits are the limits of spec section 8, per app and per account.
 	RateLimits ratelimit.Config
+	// MaxAppsPerAccount is how many apps one account may have.
+	MaxAppsPerAccount int
 	// MaxBodyBytes bounds every request body.
 	MaxBodyBytes int64
 	// GraphQLLimits bound a GraphQL document before it is parsed.
@@ -65,8 +67,9 @@ type Config struct {
 	// Clock is every service's clock; nil is the real one (tests move
 	// their own instead of sleeping).
 	Clock func() time.Time
-	// Live bounds each app's subscriptions and WebSocket connections per
-	// instance, and sets how often SQLite is polled for changes.
+	// Live bounds each app's and each account's subscriptions and
+	// WebSocket connections per instance, and sets how often SQLite is
+	// polled for changes.
 	Live live.Config
 	// LiveInitTimeout bounds how long a WebSocket may take to send
 	// connection_init; LivePingInterval is how often the server pings one.
@@ -97,7 +100,7 @@ func DefaultConfig() Config {
 		SandboxExpiry: d.SandboxExpiry, LiveExpiry: d.LiveExpiry,
 		FreeDailyAppCap: d.FreeDailyAppCap, FreeDailyBuyerEventCap: d.FreeDailyBuyerEventCap,
 		WebhookRetryBase: webhook.DefaultRetryBase, Jobs: jobs.DefaultConfig(),
-		RateLimits: ratelimit.DefaultConfig(), MaxBodyBytes: 1 << 20,
+		RateLimits: ratelimit.DefaultConfig(), MaxAppsPerAccount: provision.DefaultMaxAppsPerAccount, MaxBodyBytes: 1 << 20,
 		GraphQLLimits:   graph.DefaultDocumentLimits(),
 		Live:            live.DefaultConfig(),
 		LiveInitTimeout: graph.DefaultLive().InitTimeout, LivePingInterval: graph.DefaultLive().PingInterval,
@@ -180,7 +183,8 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Live = live.New(db, m.Listener, cfg.Live, log)
 	m.Auth = &auth.Authenticator{DB: db}
 	m.Admission = &admission.Gate{Auth: m.Auth, Limits: m.Limits}
-	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks, Password: cfg.Password}
+	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks, Password: cfg.Password,
+		MaxAppsPerAccount: cfg.MaxAppsPerAccount}
 	m.Idempotency = &idempotency.Service{DB: db, Now: now}
 	m.Webhooks = &webhook.Service{DB: db, Now: now, Log: log, Client: webhook.NewClient(cfg.AllowPrivateWebhooks),
 		AllowPrivate: cfg.AllowPrivateWebhooks, Observe: m.Metrics.Webhook}
@@ -197,7 +201,9 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 		PublicBaseURL: cfg.PublicBaseURL, SandboxExpiry: cfg.SandboxExpiry, LiveExpiry: cfg.LiveExpiry,
 		FreeDailyAppCap: cfg.FreeDailyAppCap, FreeDailyBuyerEventCap: cfg.FreeDailyBuyerEventCap,
 		LiveFreeDisabled: cfg.LiveFreeDisabled,
-	}, Throttle: m.Admission.Checkout, Observe: m.Metrics.Checkout}
+	}, Throttle: func(ctx context.Context, c checkout.Caller) error {
+		return m.Admission.Checkout(ctx, c.AccountID, c.AppID, c.Environment)
+	}, Observe: m.Metrics.Checkout}
 	if m.devPay != nil {
 		m.devPay.Confirm = func(ctx context.Context, st *payments.Status) error {
 			_, err := m.Checkout.ConfirmPayment(ctx, st)

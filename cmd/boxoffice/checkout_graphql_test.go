@@ -227,7 +227,7 @@ func TestCheckoutSiblings(t *testing.T) {
 		throttleSecond := func(t *testing.T, err error) {
 			var n atomic.Int32
 			prev := tb.m.Checkout.Throttle
-			tb.m.Checkout.Throttle = func(context.Context, int64, string) error {
+			tb.m.Checkout.Throttle = func(context.Context, checkout.Caller) error {
 				if n.Add(1) == 2 {
 					return err
 				}

@@ -464,3 +464,48 @@ func TestCLIAccountsAndAudit(t *testing.T) {
 	require.NoError(t, err)
 	require.Regexp(t, `^\S+Z  operator +account\.create +account 2 +status pending_approval\n$`, text)
 }
+
+// TestCLIAppCap: apps create refuses an account's app beyond
+// MAX_APPS_PER_ACCOUNT (--max-apps-per-account), in one line, and in
+// --json's error too.
+func TestCLIAppCap(t *testing.T) {
+	t.Parallel()
+	for _, kind := range storetest.Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			dbURL := storetest.FreshURL(t, kind)
+			mustJSON(t, dbURL, "accounts", "create", "--name", "Kofi", "--email", "kofi@kofi.example", "--json")
+			create := func(max, name string, asJSON bool) (string, string, error) {
+				args := []string{"--max-apps-per-account", max, "apps", "create", "--account", "1", "--name", name}
+				if asJSON {
+					args = append(args, "--json")
+				}
+				return runMain(t, dbURL, args...)
+			}
+			for _, name := range []string{"Web", "Mobile"} {
+				_, _, err := create("2", name, true)
+				require.NoError(t, err)
+			}
+			const refused = "account 1 already has 2 apps, the most one account may have (MAX_APPS_PER_ACCOUNT)"
+			for _, tt := range []struct {
+				name string
+				json bool
+			}{{"ErrText", false}, {"ErrJSON", true}} {
+				t.Run(tt.name, func(t *testing.T) {
+					stdout, stderr, err := create("2", "Kiosk", tt.json)
+					require.Error(t, err)
+					require.Equal(t, "boxoffice: "+refused+"\n", stderr)
+					if tt.json {
+						require.JSONEq(t, mustMarshal(t, map[string]any{"error": refused}), stdout)
+					} else {
+						require.Empty(t, stdout)
+					}
+				})
+			}
+			_, _, err := create("3", "Kiosk", true)
+			require.NoError(t, err, "an operator may raise the cap")
+			list := mustJSON(t, dbURL, "apps", "list", "--account", "1", "--json")
+			require.Len(t, list["apps"], 3)
+		})
+	}
+}

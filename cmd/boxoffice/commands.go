@@ -315,7 +315,7 @@ func accountsCommand(stdout, stderr io.Writer) *cli.Command {
 			},
 			{
 				Name:      "reset-link",
-				Usage:     "create a one-time link that sets the account's portal password (the service sends no email)",
+				Usage:     "create a one-time link that sets the account's portal password, voiding earlier ones (the service sends no email)",
 				ArgsUsage: "ID",
 				Flags:     []cli.Flag{jsonFlag()},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 )
 
@@ -363,4 +365,123 @@ func mustAtof(t testing.TB, s string) float64 {
 	f, err := strconv.ParseFloat(s, 64)
 	require.NoError(t, err, "%q", s)
 	return f
+}
+
+// accountApps creates a fresh account with n apps (allowed to redirect to
+// the test carts' partner.example) and returns their test and live keys.
+func (tb *testBundle) accountApps(t *testing.T, n int) (test, live []string) {
+	t.Helper()
+	ctx := context.Background()
+	acc, err := tb.m.Provision.CreateAccount(ctx, provisionAccount(rand.Text()+"@partner.example"))
+	require.NoError(t, err)
+	for range n {
+		in := provisionApp(acc.ID)
+		in.RedirectDomains = []string{"partner.example"}
+		app, err := tb.m.Provision.CreateApp(ctx, in)
+		require.NoError(t, err)
+		test, live = append(test, app.TestKey), append(live, app.LiveKey)
+	}
+	return test, live
+}
+
+// TestAccountLimits: an account's apps together get no more than the
+// account's budget (ACCOUNT_LIMIT_MULTIPLE times one app's), however many
+// apps it has; other accounts and the account's other environment are not
+// touched.
+func TestAccountLimits(t *testing.T) {
+	t.Parallel()
+	stores := map[string]func(*Config){"Memory": func(*Config) {}}
+	if url := os.Getenv("TEST_REDIS_URL"); url != "" {
+		stores["Redis"] = func(c *Config) { c.RedisURL = url }
+	} else if os.Getenv("CI") != "" {
+		t.Fatal("CI must set TEST_REDIS_URL")
+	}
+	for name, store := range stores {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			// Per app: 4 test requests and 2 checkouts; per account twice that.
+			tb := setup(t, storetest.MustOpen(t, "sqlite"), store, func(c *Config) {
+				c.RateLimits = ratelimit.Config{FailedAuth: 100, LiveApp: 100, TestApp: 4, Checkout: 2, AccountMultiple: 2,
+					Window: time.Minute, Prefix: "t" + rand.Text()}
+			})
+			stillLimits(tb)
+			for _, tt := range []struct {
+				name   string
+				budget int
+				policy string
+				call   func(key string) *response
+			}{
+				{"Requests", 8, "account-test", func(key string) *response { return tb.get(t, "/api/v1/events", key) }},
+				{"Checkouts", 4, "account-checkout", func(key string) *response {
+					return tb.checkout(t, key, newIdemKey(), tb.highlife(1))
+				}},
+			} {
+				t.Run(tt.name, func(t *testing.T) {
+					keys, live := tb.accountApps(t, 3) // three apps would be three times an app's budget
+					ok := 0
+					var last *response
+					for i := 0; i < 3*tt.budget && last == nil; i++ {
+						res := tt.call(keys[i%3])
+						switch res.Status {
+						case http.StatusOK, http.StatusCreated:
+							ok++
+						default:
+							last = res
+						}
+					}
+					require.Equal(t, tt.budget, ok, "the account's apps together")
+					require.NotNil(t, last)
+					requireLimited(t, last, tt.budget, tt.policy)
+					require.Equal(t, "Too many "+map[string]string{"Requests": "requests", "Checkouts": "checkout sessions"}[tt.name]+
+						" for this account's apps together; retry after the time in the Retry-After header.", last.Body["error"].(map[string]any)["message"])
+					for _, key := range keys {
+						require.Equal(t, 429, tt.call(key).Status, "every app of the account")
+					}
+					require.Less(t, tt.call(tb.testKey).Status, 300, "another account has its own budget")
+					require.Less(t, tt.call(live[0]).Status, 300, "the account's live keys have their own budget")
+				})
+			}
+		})
+	}
+	t.Run("Sockets", func(t *testing.T) {
+		t.Parallel()
+		// Per app 2 sockets and 1 subscription; per account twice that.
+		tb := liveSetup(t, storetest.MustOpen(t, "sqlite"), func(c *Config) {
+			c.Live.MaxConnections, c.Live.MaxSubscriptions, c.Live.AccountMultiple = 2, 1, 2
+		})
+		date := tb.demo.Catalog.EventDates["DEMO-HIGHLIFE-1"]
+		keys, _ := tb.accountApps(t, 3)
+		dial := func(key string) (*liveClient, error) {
+			return dialLive(t, tb.srv.URL, map[string]any{"X-API-Key": key})
+		}
+		var socks []*liveClient
+		for _, key := range keys {
+			c, err := dial(key)
+			require.NoError(t, err)
+			socks = append(socks, c)
+		}
+		for i, c := range socks[:2] {
+			c.subscribe("a", availabilitySub, map[string]any{"d": date})
+			c.next("a")
+			require.Equal(t, i+1, tb.m.Live.Stats().Subscriptions)
+		}
+		socks[2].subscribe("a", availabilitySub, map[string]any{"d": date})
+		e := socks[2].refused("a")
+		require.Equal(t, "subscription_limit_reached", e["extensions"].(map[string]any)["code"])
+		require.Equal(t, "This account's apps already have 2 live subscriptions open on this server; complete one first.", e["message"],
+			"the third app's first subscription")
+
+		_, err := dial(keys[0]) // the account's fourth socket
+		require.NoError(t, err)
+		_, err = dial(keys[1])
+		var ce websocket.CloseError
+		require.True(t, errors.As(err, &ce), "%v", err)
+		require.Equal(t, websocket.StatusCode(4429), ce.Code)
+		require.Equal(t, "subscription_limit_reached: This account's apps already have 4 live connections open on this server; close one first.", ce.Reason,
+			"the second app's second socket")
+		c, err := dial(tb.testKey)
+		require.NoError(t, err, "another account")
+		c.subscribe("a", availabilitySub, map[string]any{"d": date})
+		c.next("a")
+	})
 }

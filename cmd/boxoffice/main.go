@@ -183,6 +183,10 @@ func globalFlags() []cli.Flag {
 			Usage: "checkout creates per app and environment per window"},
 		&cli.DurationFlag{Name: "rate-limit-window", Value: defaults.RateLimits.Window, Sources: cli.EnvVars("RATE_LIMIT_WINDOW"),
 			Usage: "the window of every rate limit"},
+		&cli.IntFlag{Name: "account-limit-multiple", Value: defaults.RateLimits.AccountMultiple, Sources: cli.EnvVars("ACCOUNT_LIMIT_MULTIPLE"),
+			Usage: "an account's apps together get at most this many times one app's request, checkout, WebSocket and subscription limits"},
+		&cli.IntFlag{Name: "max-apps-per-account", Value: defaults.MaxAppsPerAccount, Sources: cli.EnvVars("MAX_APPS_PER_ACCOUNT"),
+			Usage: "most apps one account may have"},
 		&cli.StringFlag{Name: "payment-provider", Sources: cli.EnvVars("PAYMENT_PROVIDER"),
 			Usage: "live payments: paystack, or dev (development only; never for real buyers)"},
 		&cli.StringFlag{Name: "paystack-secret-key", Sources: cli.EnvVars("PAYSTACK_SECRET_KEY"),
@@ -248,9 +252,11 @@ func configFrom(cmd *cli.Command) Config {
 		RateLimits: ratelimit.Config{
 			FailedAuth: cmd.Int("rate-limit-failed-auth"), LiveApp: cmd.Int("rate-limit-live"),
 			TestApp: cmd.Int("rate-limit-test"), Checkout: cmd.Int("rate-limit-checkout"),
-			Window: cmd.Duration("rate-limit-window"), Prefix: defaults.RateLimits.Prefix,
+			Window: cmd.Duration("rate-limit-window"), AccountMultiple: cmd.Int("account-limit-multiple"),
+			Prefix: defaults.RateLimits.Prefix,
 		},
-		MaxBodyBytes: cmd.Int64("max-body-bytes"),
+		MaxAppsPerAccount: cmd.Int("max-apps-per-account"),
+		MaxBodyBytes:      cmd.Int64("max-body-bytes"),
 		GraphQLLimits: graph.DocumentLimits{
 			Bytes: cmd.Int("graphql-max-bytes"), Tokens: cmd.Int("graphql-max-tokens"),
 			Fields: cmd.Int("graphql-max-fields"), Aliases: cmd.Int("graphql-max-aliases"),
@@ -259,7 +265,7 @@ func configFrom(cmd *cli.Command) Config {
 		},
 		Live: live.Config{
 			MaxSubscriptions: cmd.Int("graphql-max-subscriptions"), MaxConnections: cmd.Int("graphql-max-connections"),
-			PollInterval: cmd.Duration("live-poll-interval"),
+			AccountMultiple: cmd.Int("account-limit-multiple"), PollInterval: cmd.Duration("live-poll-interval"),
 		},
 		LiveInitTimeout: defaults.LiveInitTimeout, LivePingInterval: defaults.LivePingInterval,
 		PaymentProvider:   cmd.String("payment-provider"),

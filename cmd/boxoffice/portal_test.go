@@ -194,8 +194,6 @@ func TestPortalSignUpApproval(t *testing.T) {
 				{url.Values{"name": {"Kofi\u202Eexe."}, "email": {"kofi@partner.example"}, "password": {partnerPassword}}, "name", "Name must not contain control characters or bidirectional text controls."},
 				{url.Values{"name": {"Kofi"}, "email": {strings.Repeat("k", 243) + "@example.com"}, "password": {partnerPassword}}, "email", "Email must be at most 254 characters."},
 				{url.Values{"name": {"Kofi"}, "email": {"kofi@partner.example"}, "password": {"short"}}, "password", "Password must be at least 10 characters long."},
-				{url.Values{"name": {"Kofi"}, "email": {seed.DemoEmail}, "password": {partnerPassword}}, "email",
-					`Email "demo@boxoffice.test": an account with this email already exists.`},
 			} {
 				res := p.post("/portal/signup", tt.form)
 				require.Equal(t, http.StatusUnprocessableEntity, res.Status)
@@ -244,6 +242,60 @@ func TestPortalSignUpApproval(t *testing.T) {
 		require.Equal(t, http.StatusOK, apps.Status)
 		require.Contains(t, apps.text(), "No apps yet.")
 	})
+}
+
+// TestPortalSignUpExistingEmail: signing up with an email that has an
+// account answers exactly as a new sign-up does, and creates nothing.
+func TestPortalSignUpExistingEmail(t *testing.T) {
+	t.Parallel()
+	eachPortal(t, func(t *testing.T, pb *portalBundle) {
+		form := func(email string) url.Values {
+			return url.Values{"name": {"Kofi Tickets"}, "email": {email}, "password": {partnerPassword}}
+		}
+		fresh := pb.person(t).post("/portal/signup", form("Kofi@Partner.example"))
+		require.Equal(t, http.StatusCreated, fresh.Status, fresh.text())
+		before, err := store.ListAccounts(context.Background(), pb.db, "")
+		require.NoError(t, err)
+		for _, tt := range []struct{ name, email string }{
+			{"SameEmail", "Kofi@Partner.example"},
+			{"OtherCase", "KOFI@partner.example"},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				p := pb.person(t)
+				res := p.post("/portal/signup", form(tt.email))
+				require.Equal(t, fresh.Status, res.Status)
+				require.Equal(t, fresh.Body, res.Body, "the very page a new account gets")
+				for _, h := range []string{"Content-Type", "Set-Cookie", "Location"} {
+					require.Equal(t, fresh.Header.Values(h), res.Header.Values(h), h)
+				}
+				after, err := store.ListAccounts(context.Background(), pb.db, "")
+				require.NoError(t, err)
+				require.Equal(t, before, after, "nothing created or changed")
+			})
+		}
+		demo := pb.person(t).post("/portal/signup", form(seed.DemoEmail))
+		require.Equal(t, http.StatusCreated, demo.Status, "an active account's email too")
+		require.Contains(t, demo.text(), "Your account demo@boxoffice.test is awaiting approval.")
+		pb.demoPerson(t) // its owner signs in as before
+	})
+}
+
+// TestPortalAppCap: the portal refuses an app beyond MAX_APPS_PER_ACCOUNT
+// and says why, on the apps page.
+func TestPortalAppCap(t *testing.T) {
+	t.Parallel()
+	eachPortal(t, func(t *testing.T, pb *portalBundle) {
+		p := pb.demoPerson(t) // the demo account has one app
+		res := p.postFrom("/portal/apps", "/portal/apps", url.Values{"name": {"Kiosk"}})
+		require.Equal(t, http.StatusCreated, res.Status, res.text())
+		res = p.postFrom("/portal/apps", "/portal/apps", url.Values{"name": {"One too many"}})
+		require.Equal(t, http.StatusUnprocessableEntity, res.Status)
+		require.Contains(t, res.text(), "Your account already has 2 apps, the most one account may have; ask the Boxoffice team if you need more.")
+		require.Contains(t, res.Body, `value="One too many"`, "what was typed stays")
+		n, err := store.CountApps(context.Background(), pb.db)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+	}, func(c *Config) { c.MaxAppsPerAccount = 2 })
 }
 
 // demoPerson is the demo partner, signed in.
@@ -589,14 +641,20 @@ func TestPortalResetLink(t *testing.T) {
 	expires, err := time.Parse(time.RFC3339, out["expires_at"].(string))
 	require.NoError(t, err)
 	require.WithinDuration(t, time.Now().Add(24*time.Hour), expires, time.Minute)
-	text, err := runCLI(t, pb.dbURL, "accounts", "reset-link", "1")
+	// A second link voids the first.
+	text, err := runCLI(t, pb.dbURL, "--public-base-url", "https://tickets.example", "accounts", "reset-link", "1")
 	require.NoError(t, err)
 	require.Contains(t, text, "one-time password reset link for account 1")
 	_, err = runCLI(t, pb.dbURL, "accounts", "reset-link", "99")
 	require.ErrorContains(t, err, "account 99 does not exist")
+	visitor := pb.person(t)
+	first := visitor.get(strings.TrimPrefix(link, "https://tickets.example"))
+	require.Equal(t, http.StatusNotFound, first.Status)
+	require.Contains(t, first.text(), "This reset link is not valid: it was used already, replaced by a newer one")
+	link = strings.TrimSpace(text[strings.LastIndexByte(strings.TrimSpace(text), '\n')+1:])
+	require.Regexp(t, `^https://tickets\.example/portal/reset/[A-Za-z0-9_-]{43}$`, link)
 
 	path := strings.TrimPrefix(link, "https://tickets.example")
-	visitor := pb.person(t)
 	form := visitor.get(path)
 	require.Equal(t, http.StatusOK, form.Status)
 	require.Contains(t, form.text(), "For demo@boxoffice.test")
