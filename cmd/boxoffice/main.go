@@ -209,6 +209,8 @@ func globalFlags() []cli.Flag {
 			Usage: "portal sign-in attempts per email address per --portal-signin-window"},
 		&cli.DurationFlag{Name: "portal-signin-window", Value: defaults.Portal.SignInWindow, Sources: cli.EnvVars("PORTAL_SIGNIN_WINDOW"),
 			Usage: "the window of the portal's sign-in limits"},
+		&cli.IntFlag{Name: "portal-test-events-per-app", Value: defaults.Portal.TestEventsPerApp, Sources: cli.EnvVars("PORTAL_TEST_EVENTS_PER_APP"),
+			Usage: "test webhook events one app may send from the portal per minute"},
 		&cli.IntFlag{Name: "graphql-max-bytes", Value: defaults.GraphQLLimits.Bytes, Sources: cli.EnvVars("GRAPHQL_MAX_BYTES"),
 			Usage: "largest GraphQL document, in bytes, read before parsing"},
 		&cli.IntFlag{Name: "graphql-max-tokens", Value: defaults.GraphQLLimits.Tokens, Sources: cli.EnvVars("GRAPHQL_MAX_TOKENS"),
@@ -277,7 +279,7 @@ func configFrom(cmd *cli.Command) Config {
 		Portal: portal.Config{
 			SessionTTL: cmd.Duration("portal-session-ttl"), ResetTTL: cmd.Duration("portal-reset-ttl"),
 			SignInPerIP: cmd.Int("portal-signin-per-ip"), SignInPerAccount: cmd.Int("portal-signin-per-account"),
-			SignInWindow: cmd.Duration("portal-signin-window"),
+			SignInWindow: cmd.Duration("portal-signin-window"), TestEventsPerApp: cmd.Int("portal-test-events-per-app"),
 		},
 	}
 }
