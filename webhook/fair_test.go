@@ -131,6 +131,7 @@ func TestSlots(t *testing.T) {
 		}
 		wg.Wait()
 		require.LessOrEqual(t, most.Load(), int32(3))
-		require.Zero(t, s.apps[7].inFlight, "every slot given back")
+		a := s.apps[7] // kept only if a take was refused (a recent refusal)
+		require.True(t, a == nil || a.inFlight == 0, "every slot given back")
 	})
 }
