@@ -52,14 +52,7 @@ const (
 	FreeCheckoutUnavailable   Code = "free_checkout_unavailable"
 	PaymentGatewayUnavailable Code = "payment_gateway_unavailable"
 	Internal                  Code = "internal_error"
-	// ClientClosedRequest is a request whose client left before the answer:
-	// nobody reads it, and it is no failure of the server's (nginx's 499).
-	ClientClosedRequest Code = "client_closed_request"
 )
-
-// StatusClientClosedRequest is the status logged and counted for a request
-// whose client left before it was answered; it is never sent.
-const StatusClientClosedRequest = 499
 
 // statuses is the only code → HTTP status table of the service.
 var statuses = map[Code]int{

@@ -58,6 +58,7 @@ const (
 	KeyRevoke           = "key.revoke"
 	WebhookTest         = "webhook.test"
 	WebhookRedeliver    = "webhook.redeliver"
+	WebhookResume       = "webhook.resume"
 )
 
 // Entry is one action to record: on which account (and app), what, and a

@@ -73,7 +73,7 @@ func setupLifecycle(t *testing.T, db *store.DB) *lifecycleBundle {
 	demo, err := seed.Demo(context.Background(), db, &provision.Service{DB: db, Now: clock.Now}, start)
 	require.NoError(t, err)
 	hooks := &webhook.Service{DB: db, Now: clock.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Enqueue: func(context.Context, bun.Tx, string) error { return nil }}
+		Enqueue: func(context.Context, bun.Tx, string, bool) error { return nil }}
 	svc := &checkout.Service{DB: db, Idempotency: &idempotency.Service{DB: db, Now: clock.Now}, Webhooks: hooks,
 		Payments: devpay.New("http://boxoffice.test", db, clock.Now, slog.New(slog.NewTextHandler(io.Discard, nil))), Now: clock.Now, Config: checkout.DefaultConfig()}
 	return &lifecycleBundle{db: db, svc: svc, clock: clock, start: start, demo: demo}

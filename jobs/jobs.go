@@ -1,8 +1,10 @@
 // Package jobs runs Boxoffice's durable background work on River: webhook
 // deliveries (retried with exponential backoff, at most webhook.MaxAttempts
-// times), the periodic sweep that expires pending orders, and the periodic
-// purge of expired idempotency keys and portal sessions. Jobs live in the
-// service's own database, are inserted in the transaction of the change
+// times, in a queue of their own; a delivery whose app already has its
+// share of the workers, webhook.Slots, is snoozed rather than run), the
+// periodic sweep that expires pending orders, and the periodic purge of
+// expired idempotency keys and portal sessions. Jobs live in the service's
+// own database, are inserted in the transaction of the change
 // that causes them, survive restarts, and are shared safely by every
 // instance: each job is worked by one of them, and the periodic ones are
 // scheduled by the elected leader only.
@@ -12,9 +14,11 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/boxoffice/boxoffice/checkout"
@@ -43,7 +47,8 @@ type Config struct {
 	// PollInterval is how often workers look for due jobs (retries of a few
 	// seconds are found by polling, whatever the database).
 	PollInterval time.Duration
-	// Workers is how many jobs one instance works at once.
+	// Workers is how many jobs of each queue (webhook deliveries, the
+	// rest) one instance works at once.
 	Workers int
 	// RescueAfter is how long a job may stay running before River takes it
 	// for stuck (its instance crashed mid-job) and schedules it again; zero
@@ -117,7 +122,7 @@ func riverConfig(cfg Config, workers *river.Workers, log *slog.Logger) (*river.C
 	}
 	return &river.Config{
 		Logger:               slog.New(atLeast{log.Handler(), slog.LevelWarn}).With("component", "jobs"),
-		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(cfg.Workers, 1)}},
+		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(cfg.Workers, 1)}, QueueWebhooks: {MaxWorkers: max(cfg.Workers, 1), FetchCooldown: 10 * time.Millisecond}},
 		Workers:              workers,
 		RetryPolicy:          backoff{base: cfg.RetryBase},
 		FetchPollInterval:    cfg.PollInterval,
@@ -173,12 +178,18 @@ func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, keys *i
 	return r, nil
 }
 
-// EnqueueDelivery schedules the delivery of a webhook event inside tx. An
+// EnqueueDelivery schedules the delivery of a webhook event inside tx; a
+// job behind others (its app is backlogged) gets a lower River priority,
+// so every other app's waiting job is fetched before it. An
 // event has at most one unfinished delivery job (River enforces it, see
 // deliverArgs): when it already has one, nothing is inserted and the error
 // wraps webhook.ErrDeliveryPending and says where that job stands.
-func (r *Runner) EnqueueDelivery(ctx context.Context, tx bun.Tx, eventID string) error {
-	res, err := r.inserter.InsertTx(ctx, tx.Tx, deliverArgs{EventID: eventID}, nil)
+func (r *Runner) EnqueueDelivery(ctx context.Context, tx bun.Tx, eventID string, behind bool) error {
+	opts := &river.InsertOpts{Priority: priorityNow}
+	if behind {
+		opts.Priority = priorityBehind
+	}
+	res, err := r.inserter.InsertTx(ctx, tx.Tx, deliverArgs{EventID: eventID}, opts)
 	if err != nil {
 		return err
 	}
@@ -197,6 +208,11 @@ func (r *Runner) describe(j *rivertype.JobRow) string {
 			j.ID, j.Attempt, j.MaxAttempts, at(j.AttemptedAt), r.rescueAfter)
 	case rivertype.JobStateRetryable, rivertype.JobStateScheduled:
 		return fmt.Sprintf("job %d will make attempt %d of %d at %s", j.ID, j.Attempt+1, j.MaxAttempts, at(&j.ScheduledAt))
+	}
+	if j.ScheduledAt.After(time.Now()) {
+		// Snoozed briefly: the app's other deliveries use its share of the workers.
+		return fmt.Sprintf("job %d waits for the app's other deliveries, then makes attempt %d of %d (from %s)",
+			j.ID, j.Attempt+1, j.MaxAttempts, at(&j.ScheduledAt))
 	}
 	return fmt.Sprintf("job %d is %s, about to make attempt %d of %d", j.ID, j.State, j.Attempt+1, j.MaxAttempts)
 }
@@ -229,13 +245,25 @@ type deliverArgs struct {
 
 func (deliverArgs) Kind() string { return "webhook_delivery" }
 
+// River priorities of delivery jobs (1 is fetched first): an app's jobs
+// while it is backlogged go behind every other app's.
+const (
+	priorityNow    = 1
+	priorityBehind = 2
+)
+
+// QueueWebhooks is the queue of webhook deliveries: a queue of their own,
+// so a backlog of deliveries never delays the order-expiry sweep (which
+// releases held stock) or other jobs of the default queue.
+const QueueWebhooks = "webhooks"
+
 // InsertOpts makes a delivery job unique per event among unfinished jobs,
 // so one event never has two delivery chains at once (a redelivery while
 // one is under way is refused). Finished jobs (completed, discarded,
 // cancelled) do not count: an event delivered or given up on can be
 // delivered again.
 func (deliverArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: webhook.MaxAttempts, UniqueOpts: river.UniqueOpts{
+	return river.InsertOpts{MaxAttempts: webhook.MaxAttempts, Queue: QueueWebhooks, UniqueOpts: river.UniqueOpts{
 		ByArgs: true,
 		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending,
 			rivertype.JobStateRetryable, rivertype.JobStateRunning, rivertype.JobStateScheduled},
@@ -249,11 +277,39 @@ type deliverWorker struct {
 
 func (w *deliverWorker) Work(ctx context.Context, job *river.Job[deliverArgs]) error {
 	err := w.hooks.Deliver(ctx, job.Args.EventID, job.Attempt >= job.MaxAttempts)
-	if errors.Is(err, webhook.ErrGiveUp) || errors.Is(err, store.ErrNotFound) {
+	switch {
+	case errors.Is(err, webhook.ErrAppBusy):
+		// Not an attempt: River gives the worker back at once and counts
+		// nothing against MaxAttempts.
+		return river.JobSnooze(snoozeFor(job.JobRow))
+	case errors.Is(err, webhook.ErrGiveUp) || errors.Is(err, store.ErrNotFound):
 		return river.JobCancel(err)
 	}
 	return err
 }
+
+// snoozeFor is how long a delivery whose app has its share of the workers
+// waits before it looks again: about 1 s, doubling with each time it has
+// waited (River counts them in the job's metadata) up to about 30 s, spread
+// over half to one and a half times that, so a burst does not come back
+// at once. A short wait moves on soon; a long one (a receiver that never
+// answers, sent a burst) is looked at ever more rarely and costs the
+// database little. Other apps' jobs do not wait behind these: a snoozed
+// job goes to the back, and a backlogged app's new jobs have a lower
+// priority (EnqueueDelivery).
+func snoozeFor(job *rivertype.JobRow) time.Duration {
+	var meta struct {
+		Snoozes int `json:"snoozes"`
+	}
+	_ = json.Unmarshal(job.Metadata, &meta) // none yet: 0
+	d := min(snoozeBase<<min(meta.Snoozes, 10), snoozeMax)
+	return d/2 + rand.N(d)
+}
+
+const (
+	snoozeBase = time.Second
+	snoozeMax  = 30 * time.Second
+)
 
 type expireArgs struct{}
 

@@ -25,6 +25,7 @@ import (
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
+	"github.com/uptrace/bun"
 )
 
 var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -406,5 +407,57 @@ func TestPurge(t *testing.T) {
 		require.NoError(t, json.Unmarshal(js[0].Metadata, &meta))
 		require.Equal(t, true, meta["periodic"], "inserted by River's periodic job enqueuer")
 		require.Equal(t, purgeArgs{}.Kind(), meta["river:periodic_job_id"])
+	})
+}
+
+func TestSnoozeFor(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		metadata string
+		around   time.Duration
+	}{
+		{"OKFirst", `{}`, time.Second},
+		{"OKNoMetadata", ``, time.Second},
+		{"OKThird", `{"snoozes": 2}`, 4 * time.Second},
+		{"OKAtMost", `{"snoozes": 40}`, snoozeMax},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			seen := map[time.Duration]bool{}
+			for range 100 {
+				d := snoozeFor(&rivertype.JobRow{Metadata: []byte(tc.metadata)})
+				require.GreaterOrEqual(t, d, tc.around/2)
+				require.Less(t, d, tc.around*3/2)
+				seen[d] = true
+			}
+			require.Greater(t, len(seen), 50, "spread, so a burst does not come back at once")
+		})
+	}
+}
+
+// TestEnqueueBehind: the delivery job of a backlogged app's event gets a
+// lower River priority than others, so every other app's job is fetched
+// first however many of its jobs wait.
+func TestEnqueueBehind(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		tb := setup(t, db, fastConfig())
+		ctx := context.Background()
+		for _, tc := range []struct {
+			id       string
+			behind   bool
+			priority int
+		}{{"evt_now", false, 1}, {"evt_behind", true, 2}} {
+			require.NoError(t, store.InsertWebhookEvent(ctx, db, &store.WebhookEvent{ID: tc.id, AppID: tb.appID, Environment: store.EnvLive,
+				Type: webhook.Test, Payload: `{}`, Status: store.WebhookPending, CreatedAt: time.Now().UTC()}))
+			require.NoError(t, db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+				return tb.runner.EnqueueDelivery(ctx, tx, tc.id, tc.behind)
+			}))
+			job := tb.onlyJob(t, tc.id)
+			require.Equal(t, tc.priority, job.Priority, tc.id)
+			require.Equal(t, QueueWebhooks, job.Queue)
+		}
 	})
 }

@@ -2,7 +2,9 @@ package portal
 
 import (
 	"context"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/auth"
@@ -95,14 +97,33 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, sess *Session, appID 
 }
 
 // SendTestEvent queues a webhook.test event of env to the app's webhook
-// URL and returns its id.
+// URL and returns its id. An app may send Config.TestEventsPerApp a minute.
 // Errors: account_pending_approval, account_disabled, not_found,
-// validation_failed (env; webhook-url when the app has none).
+// rate_limit_exceeded, validation_failed (env; webhook-url when the app
+// has none; while deliveries to its URL are disabled).
 func (s *Service) SendTestEvent(ctx context.Context, sess *Session, appID int64, env string) (string, error) {
 	if _, err := s.ownApp(ctx, sess, appID); err != nil {
 		return "", err
 	}
+	if err := s.TestEvents.Allow(ctx, strconv.FormatInt(appID, 10), "test events"); err != nil {
+		wait := apperr.From(err).RetryAfter
+		e := apperr.New(apperr.RateLimitExceeded, "Too many test events: an app may send %d a minute. Send the next one in %d s.",
+			s.TestEvents.Limit, wait)
+		e.RetryAfter = wait
+		return "", e
+	}
 	return s.Webhooks.EmitTest(asPartner(ctx), appID, env)
+}
+
+// ResumeWebhooks starts deliveries to the app's webhook URL again after
+// they were disabled for failing too long.
+// Errors: account_pending_approval, account_disabled, not_found,
+// validation_failed (deliveries are not disabled).
+func (s *Service) ResumeWebhooks(ctx context.Context, sess *Session, appID int64) error {
+	if _, err := s.ownApp(ctx, sess, appID); err != nil {
+		return err
+	}
+	return s.Webhooks.Resume(asPartner(ctx), appID)
 }
 
 // Redeliver queues another round of delivery of one of the app's events.
@@ -138,6 +159,10 @@ type AppPage struct {
 	// Events are the newest webhook events, with their Attempts.
 	Events   []store.WebhookEvent
 	Attempts map[string][]store.WebhookAttempt
+	// Health is the failure streak of the app's webhook URL (nil when its
+	// last delivery succeeded); past DisableAfter, deliveries stop.
+	Health       *store.WebhookHealth
+	DisableAfter time.Duration
 	// Orders are the newest orders of Query, newest first.
 	Orders []store.Order
 	Query  OrderQuery
@@ -174,6 +199,10 @@ func (s *Service) AppPage(ctx context.Context, sess *Session, appID int64, q Ord
 	if page.Events, page.Attempts, err = s.Webhooks.Recent(ctx, appID, PageEvents); err != nil {
 		return nil, err
 	}
+	if page.Health, err = s.Webhooks.Health(ctx, appID); err != nil {
+		return nil, err
+	}
+	page.DisableAfter = s.Webhooks.DisabledAfter()
 	if page.Orders, err = store.AppOrders(ctx, s.DB, appID, q.Env, q.Reference, PageOrders); err != nil {
 		return nil, err
 	}

@@ -361,3 +361,94 @@ func TestAuditEveryAction(t *testing.T) {
 		require.Equal(t, "set to https://hooks.example/…", entries[8].Detail)
 	})
 }
+
+// TestTestEventLimit: an app sends at most TestEventsPerApp test events a
+// minute (each is a delivery to its receiver, which may never answer);
+// another app keeps its own budget.
+func TestTestEventLimit(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		f := setup(t, db, func(c *portal.Config) { c.TestEventsPerApp = 3 })
+		sess := f.partner(t, "ama")
+		newApp := func(name string) int64 {
+			app, err := f.svc.CreateApp(f.ctx, sess, name)
+			require.NoError(t, err)
+			require.NoError(t, f.svc.SetWebhookURL(f.ctx, sess, app.App.ID, "https://hooks.example/h"))
+			return app.App.ID
+		}
+		id, other := newApp("Shop"), newApp("Other shop")
+		for range 3 {
+			_, err := f.svc.SendTestEvent(f.ctx, sess, id, store.EnvTest)
+			require.NoError(t, err)
+		}
+		_, err := f.svc.SendTestEvent(f.ctx, sess, id, store.EnvTest)
+		requireErr(t, err, apperr.RateLimitExceeded, "Too many test events: an app may send 3 a minute. Send the next one in 80 s.")
+		wait := apperr.From(err).RetryAfter
+		require.Equal(t, 80, wait)
+		require.Len(t, f.enqueued, 3, "the refused event is not queued")
+		page, err := f.svc.AppPage(f.ctx, sess, id, portal.OrderQuery{})
+		require.NoError(t, err)
+		require.Len(t, page.Events, 3, "nor recorded")
+
+		_, err = f.svc.SendTestEvent(f.ctx, sess, other, store.EnvLive)
+		require.NoError(t, err, "another app has its own budget")
+
+		f.clock.Advance(time.Duration(wait) * time.Second)
+		_, err = f.svc.SendTestEvent(f.ctx, sess, id, store.EnvTest)
+		require.NoError(t, err)
+	})
+}
+
+// TestWebhookHealth: the app page says when deliveries to the webhook URL
+// keep failing and when they were disabled; the partner resumes them, and
+// it is audited.
+func TestWebhookHealth(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		f := setup(t, db)
+		sess := f.partner(t, "ama")
+		app, err := f.svc.CreateApp(f.ctx, sess, "Shop")
+		require.NoError(t, err)
+		id := app.App.ID
+		require.NoError(t, f.svc.SetWebhookURL(f.ctx, sess, id, "https://hooks.example/h"))
+		health := func() *store.WebhookHealth {
+			page, err := f.svc.AppPage(f.ctx, sess, id, portal.OrderQuery{})
+			require.NoError(t, err)
+			require.Equal(t, 72*time.Hour, page.DisableAfter)
+			return page.Health
+		}
+		require.Nil(t, health())
+		requireErr(t, f.svc.ResumeWebhooks(f.ctx, sess, id), apperr.ValidationFailed,
+			fmt.Sprintf("Deliveries to the webhook URL of app %d are not disabled.", id))
+
+		ctx := context.Background()
+		since := f.clock.Now()
+		_, err = store.RecordWebhookFailure(ctx, db, id, "https://hooks.example/h", "receiver answered 502", since)
+		require.NoError(t, err)
+		h := health()
+		require.EqualValues(t, 1, h.Failures)
+		require.False(t, h.Disabled("https://hooks.example/h"))
+
+		did, err := store.DisableWebhookEndpoint(ctx, db, id, since.Add(73*time.Hour))
+		require.NoError(t, err)
+		require.True(t, did)
+		require.True(t, health().Disabled("https://hooks.example/h"))
+		_, err = f.svc.SendTestEvent(f.ctx, sess, id, store.EnvTest)
+		requireErr(t, err, apperr.ValidationFailed, "Deliveries to the webhook URL are disabled since 2026-11-25T10:00:00Z, "+
+			"after 1 failed deliveries in a row since 2026-11-22T09:00:00Z: resume deliveries (or set another webhook URL) before sending a test event")
+
+		intruder := f.partner(t, "intruder")
+		requireErr(t, f.svc.ResumeWebhooks(f.ctx, intruder, id), apperr.NotFound, fmt.Sprintf("App %d was not found in your account.", id))
+		require.NoError(t, f.svc.ResumeWebhooks(f.ctx, sess, id))
+		require.Nil(t, health())
+		entries := f.auditOf(t, sess.Account.ID)
+		last := entries[len(entries)-1]
+		require.Equal(t, audit.WebhookResume, last.Action)
+		require.Equal(t, store.ActorPartner, last.Actor)
+		require.Equal(t, f.ip, last.IP)
+		_, err = f.svc.SendTestEvent(f.ctx, sess, id, store.EnvTest)
+		require.NoError(t, err)
+	})
+}

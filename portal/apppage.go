@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/auth"
@@ -17,6 +18,8 @@ import (
 type appView struct {
 	*store.App
 	Suspended bool
+	// Webhook is the failure streak of the webhook URL; nil when healthy.
+	Webhook   *healthView
 	Keys      []keyRow
 	Events    []eventRow
 	Orders    []orderRow
@@ -36,9 +39,45 @@ type eventRow struct {
 
 type orderRow struct{ Reference, Status, Total, Created, Updated string }
 
+// healthView is what the app page says of a webhook URL whose deliveries
+// fail: since when, how many in a row, why the last one failed, and when
+// deliveries stop (Until) or stopped (DisabledAt).
+type healthView struct {
+	Disabled                               bool
+	Failures                               int64
+	Since, Until, DisabledAt, For, Problem string
+}
+
+func newHealthView(h *store.WebhookHealth, after time.Duration) *healthView {
+	if h == nil {
+		return nil
+	}
+	return &healthView{Disabled: !h.DisabledAt.IsZero(), Failures: h.Failures, Since: when(h.FailingSince),
+		Until: when(h.FailingSince.Add(after)), DisabledAt: when(h.DisabledAt), For: days(after),
+		Problem: lastProblem(h.LastError)}
+}
+
+// lastProblem says why a failed delivery failed: the receiver's status, or
+// why there was no answer.
+func lastProblem(err string) string {
+	if code, ok := strings.CutPrefix(err, "receiver answered "); ok {
+		return "HTTP " + code
+	}
+	return deliveryProblem(err)
+}
+
+// days says a duration in whole days, or hours when shorter.
+func days(d time.Duration) string {
+	if d >= 48*time.Hour {
+		return fmt.Sprintf("%d days", int(d.Hours())/24)
+	}
+	return fmt.Sprintf("%d hours", max(int(d.Hours()), 1))
+}
+
 // newAppView converts what AppPage read for the template.
 func newAppView(p *AppPage) *appView {
-	v := &appView{App: p.App, Suspended: p.App.Status == store.AppSuspended, Env: p.Query.Env, Reference: p.Query.Reference}
+	v := &appView{App: p.App, Suspended: p.App.Status == store.AppSuspended, Env: p.Query.Env, Reference: p.Query.Reference,
+		Webhook: newHealthView(p.Health, p.DisableAfter)}
 	for _, env := range []string{store.EnvTest, store.EnvLive} {
 		row := keyRow{Env: env}
 		if k := p.Keys[env]; k != nil {
@@ -58,6 +97,9 @@ func newAppView(p *AppPage) *appView {
 			if last.Error != nil && last.StatusCode == nil {
 				row.Code, row.Error = "no answer", deliveryProblem(*last.Error)
 			}
+		} else if e.Status == store.WebhookFailed && e.LastError != nil {
+			// Given up without an attempt: deliveries to the URL were disabled.
+			row.Code, row.Error = "not sent", deliveryProblem(*e.LastError)
 		}
 		v.Events = append(v.Events, row)
 	}
@@ -73,6 +115,7 @@ func newAppView(p *AppPage) *appView {
 // nothing of the service's own network (resolvers, addresses).
 func deliveryProblem(err string) string {
 	for _, p := range []struct{ in, say string }{
+		{"are disabled", "deliveries to the webhook URL were disabled"},
 		{"no webhook URL", "the app has no webhook URL"},
 		{"must be https", "the webhook URL must be https://"},
 		{"not a public address", "the URL leads to an address that is not public"},
@@ -97,6 +140,7 @@ var notices = map[string]string{
 	"webhook-saved":    "Webhook URL saved.",
 	"test-sent":        "Test event queued. It appears in the delivery log below; reload to follow its delivery.",
 	"redelivered":      "Event queued for redelivery.",
+	"webhook-resumed":  "Deliveries resumed. Redeliver from the log below the events that failed while they were disabled.",
 }
 
 func appID(r *http.Request) int64 {
@@ -139,7 +183,11 @@ func (h *Handler) app(w http.ResponseWriter, r *http.Request) {
 // what was typed.
 func (h *Handler) actionFailed(w http.ResponseWriter, r *http.Request, err error) {
 	e := apperr.From(err)
-	if e.Code != apperr.ValidationFailed {
+	switch e.Code {
+	case apperr.ValidationFailed:
+	case apperr.RateLimitExceeded:
+		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	default:
 		h.refuse(w, r, err, &page{}, "app")
 		return
 	}
@@ -256,4 +304,13 @@ func (h *Handler) redeliver(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	back(w, r, id, "redelivered")
+}
+
+func (h *Handler) resumeWebhooks(w http.ResponseWriter, r *http.Request) {
+	id := appID(r)
+	if err := h.Service.ResumeWebhooks(r.Context(), sessionFrom(r), id); err != nil {
+		h.actionFailed(w, r, err)
+		return
+	}
+	back(w, r, id, "webhook-resumed")
 }

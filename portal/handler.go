@@ -69,6 +69,7 @@ func (h *Handler) Routes() http.Handler {
 			r.Post("/webhook-url", h.setWebhookURL)
 			r.Post("/webhook-secret", h.rotateWebhookSecret)
 			r.Post("/test-event", h.sendTestEvent)
+			r.Post("/webhook-resume", h.resumeWebhooks)
 			r.Post("/events/{event}/redeliver", h.redeliver)
 		})
 	})

@@ -8,7 +8,7 @@
 //
 // Refusals are *apperr.Error: unauthorized (not signed in, wrong password),
 // account_pending_approval, account_disabled, not_found (not your app),
-// rate_limit_exceeded (sign-in attempts), and the validation_failed errors
+// rate_limit_exceeded (sign-in attempts, test events), and the validation_failed errors
 // of provision with their field names.
 package portal
 
@@ -44,6 +44,10 @@ type Config struct {
 	SignInPerIP      int
 	SignInPerAccount int
 	SignInWindow     time.Duration
+	// TestEventsPerApp is how many test events one app may send a minute:
+	// each is a delivery, and a burst of them at a receiver that never
+	// answers is work the service does for nothing.
+	TestEventsPerApp int
 }
 
 // DefaultConfig returns the portal's defaults.
@@ -51,6 +55,7 @@ func DefaultConfig() Config {
 	return Config{
 		BaseURL: "http://localhost:8080", SessionTTL: 12 * time.Hour, ResetTTL: 24 * time.Hour,
 		SignInPerIP: 30, SignInPerAccount: 10, SignInWindow: 15 * time.Minute,
+		TestEventsPerApp: 10,
 	}
 }
 
@@ -64,6 +69,8 @@ type Service struct {
 	// PerIP and PerAccount limit sign-in attempts (sign-ups count per IP).
 	PerIP      *ratelimit.Limiter
 	PerAccount *ratelimit.Limiter
+	// TestEvents limits the test events of each app.
+	TestEvents *ratelimit.Limiter
 
 	dummyOnce sync.Once
 	dummy     string // a hash to check unknown emails against, so they take as long
@@ -84,10 +91,14 @@ func NewService(db *store.DB, prov *provision.Service, hooks *webhook.Service, l
 	if cfg.SignInPerAccount <= 0 {
 		cfg.SignInPerAccount = d.SignInPerAccount
 	}
+	if cfg.TestEventsPerApp <= 0 {
+		cfg.TestEventsPerApp = d.TestEventsPerApp
+	}
 	return &Service{
 		DB: db, Provision: prov, Webhooks: hooks, Now: now, Config: cfg,
 		PerIP:      limits.New(prefix+":portal-ip", cfg.SignInPerIP, cfg.SignInWindow),
 		PerAccount: limits.New(prefix+":portal-account", cfg.SignInPerAccount, cfg.SignInWindow),
+		TestEvents: limits.New(prefix+":portal-test-events", cfg.TestEventsPerApp, time.Minute),
 	}
 }
 

@@ -77,7 +77,7 @@ func setup(t *testing.T, db *store.DB, opts ...func(*portal.Config)) *fixture {
 	}
 	prov := &provision.Service{DB: db, Now: f.clock.Now, Password: cheap}
 	hooks := &webhook.Service{DB: db, Now: f.clock.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Enqueue: func(_ context.Context, _ bun.Tx, id string) error {
+		Enqueue: func(_ context.Context, _ bun.Tx, id string, _ bool) error {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.enqueued = append(f.enqueued, id)

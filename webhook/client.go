@@ -25,7 +25,10 @@ func NewClient(allowPrivate bool) *http.Client { return newClient(allowPrivate, 
 // that passed the check just before it is connected to, and its error
 // stops the dial (tests count dials with it).
 func newClient(allowPrivate bool, dialled func(netip.AddrPort) error) *http.Client {
-	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	// A receiver that does not take the connection, or the TLS handshake,
+	// within seconds will not answer within Timeout either: give up early
+	// and free the worker.
+	dialer := &net.Dialer{Timeout: 3 * time.Second}
 	dialer.Control = func(_, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
 		if err != nil {
@@ -44,6 +47,7 @@ func newClient(allowPrivate bool, dialled func(netip.AddrPort) error) *http.Clie
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.DialContext = dialer.DialContext
 	transport.Proxy = nil // a proxy would dial on our behalf and bypass the check
+	transport.TLSHandshakeTimeout = 5 * time.Second
 	return &http.Client{
 		Timeout:   Timeout,
 		Transport: transport,

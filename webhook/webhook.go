@@ -49,10 +49,18 @@ type Service struct {
 	Client *http.Client
 	// AllowPrivate accepts http:// URLs and private targets (development).
 	AllowPrivate bool
-	// Enqueue schedules the delivery job of an event inside tx.
-	Enqueue func(ctx context.Context, tx bun.Tx, eventID string) error
+	// Enqueue schedules the delivery job of an event inside tx; behind is
+	// true when the event's app is backlogged (Slots.Backlogged), and its
+	// job is to be worked after other apps' waiting jobs.
+	Enqueue func(ctx context.Context, tx bun.Tx, eventID string, behind bool) error
 	// Observe, when set, learns each attempt's outcome: delivered, retry or failed.
 	Observe func(outcome string)
+	// Slots, when set, shares this instance's delivery workers among apps
+	// (see Slots): a delivery whose app has its share answers ErrAppBusy.
+	Slots *Slots
+	// DisableAfter is how long deliveries to an endpoint may fail, without
+	// one success, before they stop (zero: DefaultDisableAfter).
+	DisableAfter time.Duration
 }
 
 // Event is what Emit records.
@@ -91,11 +99,14 @@ func (s *Service) Emit(ctx context.Context, tx bun.Tx, e Event) (string, error) 
 	if err := store.InsertWebhookEvent(ctx, tx, row); err != nil {
 		return "", err
 	}
-	if err := s.Enqueue(ctx, tx, id); err != nil {
+	if err := s.Enqueue(ctx, tx, id, s.backlogged(e.AppID)); err != nil {
 		return "", fmt.Errorf("webhook: enqueue %s: %w", id, err)
 	}
 	return id, nil
 }
+
+// backlogged reports whether an app's new deliveries go behind other apps'.
+func (s *Service) backlogged(app int64) bool { return s.Slots != nil && s.Slots.Backlogged(app) }
 
 // ErrDeliveryPending is what Enqueue returns, wrapped with where that
 // delivery stands, when the event already has a delivery that has not
@@ -107,7 +118,9 @@ var ErrDeliveryPending = errors.New("a delivery of the event is still under way"
 // audits it for the event's account. An
 // event whose delivery is still under way (queued, running or waiting to
 // retry) is refused with an error wrapping ErrDeliveryPending, rather than
-// given a second, concurrent delivery chain.
+// given a second, concurrent delivery chain; so is every event while
+// deliveries to the app's URL are disabled (validation_failed: resume
+// them first).
 func (s *Service) Redeliver(ctx context.Context, id string) error {
 	for wait := 0; ; wait++ {
 		ended := false
@@ -123,11 +136,14 @@ func (s *Service) Redeliver(ctx context.Context, id string) error {
 			if err != nil {
 				return err
 			}
+			if err := s.refuseDisabled(ctx, tx, app, "redelivering an event"); err != nil {
+				return err
+			}
 			ended = ev.Status != store.WebhookPending
 			if err := store.SetWebhookEventStatus(ctx, tx, id, store.WebhookPending); err != nil {
 				return err
 			}
-			if err := s.Enqueue(ctx, tx, id); err != nil {
+			if err := s.Enqueue(ctx, tx, id, s.backlogged(app.ID)); err != nil {
 				return err
 			}
 			return audit.Record(ctx, tx, s.Now(), audit.Entry{AccountID: app.AccountID, AppID: app.ID, Action: audit.WebhookRedeliver,
@@ -163,7 +179,10 @@ var ErrGiveUp = errors.New("webhook: delivery cannot succeed")
 // Deliver makes one delivery attempt of an event and records it. It returns
 // nil on a 2xx answer, an error to be retried otherwise; when last is true
 // (the job's final attempt), or for an error wrapping ErrGiveUp, the event
-// is marked failed.
+// is marked failed. It makes no attempt, and records none, when the app
+// already has its share of the workers (an error wrapping ErrAppBusy: try
+// again later) or when deliveries to the app's URL are disabled (the event
+// is marked failed with the reason, and the error wraps ErrGiveUp).
 func (s *Service) Deliver(ctx context.Context, eventID string, last bool) error {
 	ev, err := store.WebhookEventByID(ctx, s.DB, eventID)
 	if err != nil {
@@ -172,15 +191,31 @@ func (s *Service) Deliver(ctx context.Context, eventID string, last bool) error 
 	if ev.Status == store.WebhookDelivered {
 		return nil // a redelivery raced with a success
 	}
+	seen := untried
+	if s.Slots != nil {
+		done, ok := s.Slots.take(ev.AppID)
+		if !ok {
+			return fmt.Errorf("%w (app %d)", ErrAppBusy, ev.AppID)
+		}
+		defer func() { done(seen) }()
+	}
 	app, err := store.AppByID(ctx, s.DB, ev.AppID)
 	if err != nil {
 		return err
 	}
+	health, err := s.health(ctx, s.DB, app.ID)
+	if err != nil {
+		return err
+	}
+	if health.Disabled(app.WebhookURL) {
+		return s.notSent(ctx, ev, health)
+	}
 	attempt := ev.Attempts + 1 // counted across redeliveries
 	start := s.Now()
 	status, derr := s.send(ctx, app, ev)
+	latency := s.Now().Sub(start)
 	rec := &store.WebhookAttempt{EventID: ev.ID, Attempt: int64(attempt), URL: app.WebhookURL,
-		LatencyMS: s.Now().Sub(start).Milliseconds(), CreatedAt: s.Now().UTC()}
+		LatencyMS: latency.Milliseconds(), CreatedAt: s.Now().UTC()}
 	if status > 0 {
 		code := int64(status)
 		rec.StatusCode = &code
@@ -197,7 +232,34 @@ func (s *Service) Deliver(ctx context.Context, eventID string, last bool) error 
 			outcome = store.WebhookFailed
 		}
 	}
-	if err := store.RecordWebhookAttempt(ctx, s.DB, rec, outcome, s.Now().UTC()); err != nil {
+	// What the receiver showed, for Slots and the endpoint's streak: nothing
+	// when no request could be made (no or unsafe URL) or this instance is
+	// stopping.
+	switch {
+	case errors.Is(derr, ErrGiveUp) || ctx.Err() != nil:
+	case derr == nil && latency <= SlowAnswer:
+		seen = healthy
+	default:
+		seen = struggling
+	}
+	var disabled *store.WebhookHealth
+	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := store.RecordWebhookAttempt(ctx, tx, rec, outcome, s.Now().UTC()); err != nil {
+			return err
+		}
+		var err error
+		switch {
+		case seen == untried:
+		case derr == nil:
+			if health != nil { // a success ends the streak
+				_, err = store.ResetWebhookHealth(ctx, tx, app.ID)
+			}
+		default:
+			disabled, err = s.countFailure(ctx, tx, app, *rec.Error)
+		}
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	if s.Observe != nil {
@@ -205,6 +267,10 @@ func (s *Service) Deliver(ctx context.Context, eventID string, last bool) error 
 	}
 	s.Log.Info("webhook delivery", "event_id", ev.ID, "type", ev.Type, "app_id", ev.AppID,
 		"attempt", attempt, "status", status, "latency_ms", rec.LatencyMS, "outcome", outcome, "error", rec.Error)
+	if disabled != nil {
+		s.Log.Warn("webhook endpoint disabled", "app_id", app.ID, "failures", disabled.Failures,
+			"failing_since", disabled.FailingSince.UTC().Format(time.RFC3339))
+	}
 	return derr
 }
 
@@ -238,8 +304,8 @@ func newEventID() string {
 
 // EmitTest emits a webhook.test event for an app, so a partner can check
 // their endpoint and signature code.
-// Errors: validation_failed (env; webhook-url when the app has none),
-// not_found.
+// Errors: validation_failed (env; webhook-url when the app has none; while
+// deliveries to its URL are disabled), not_found.
 func (s *Service) EmitTest(ctx context.Context, appID int64, env string) (string, error) {
 	if err := auth.CheckEnv(env); err != nil {
 		return "", err
@@ -252,6 +318,9 @@ func (s *Service) EmitTest(ctx context.Context, appID int64, env string) (string
 		}
 		if app.WebhookURL == "" {
 			return apperr.Invalid("webhook-url", "is not set for app %d: set one before sending a test event", appID)
+		}
+		if err := s.refuseDisabled(ctx, tx, app, "sending a test event"); err != nil {
+			return err
 		}
 		id, err = s.Emit(ctx, tx, Event{AppID: appID, Environment: env, Type: Test,
 			Data: map[string]any{"message": "This is a test event from Boxoffice."}})

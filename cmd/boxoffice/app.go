@@ -50,6 +50,11 @@ type Config struct {
 	FreeDailyBuyerEventCap int64
 	// WebhookRetryBase is the first webhook retry delay.
 	WebhookRetryBase time.Duration
+	// WebhookAppConcurrency is how many deliveries of one app run at once
+	// on an instance (webhook.Slots); WebhookDisableAfter is how long an
+	// endpoint may fail before deliveries to it stop.
+	WebhookAppConcurrency int
+	WebhookDisableAfter   time.Duration
 	// Jobs tunes background work (tests shorten its intervals).
 	Jobs jobs.Config
 	// RedisURL, when set, holds the rate-limit counters every instance shares.
@@ -100,6 +105,7 @@ func DefaultConfig() Config {
 		SandboxExpiry: d.SandboxExpiry, LiveExpiry: d.LiveExpiry,
 		FreeDailyAppCap: d.FreeDailyAppCap, FreeDailyBuyerEventCap: d.FreeDailyBuyerEventCap,
 		WebhookRetryBase: webhook.DefaultRetryBase, Jobs: jobs.DefaultConfig(),
+		WebhookAppConcurrency: webhook.DefaultPerApp, WebhookDisableAfter: webhook.DefaultDisableAfter,
 		RateLimits: ratelimit.DefaultConfig(), MaxAppsPerAccount: provision.DefaultMaxAppsPerAccount, MaxBodyBytes: 1 << 20,
 		GraphQLLimits:   graph.DefaultDocumentLimits(),
 		Live:            live.DefaultConfig(),
@@ -187,7 +193,8 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 		MaxAppsPerAccount: cfg.MaxAppsPerAccount}
 	m.Idempotency = &idempotency.Service{DB: db, Now: now}
 	m.Webhooks = &webhook.Service{DB: db, Now: now, Log: log, Client: webhook.NewClient(cfg.AllowPrivateWebhooks),
-		AllowPrivate: cfg.AllowPrivateWebhooks, Observe: m.Metrics.Webhook}
+		AllowPrivate: cfg.AllowPrivateWebhooks, Observe: m.Metrics.Webhook,
+		Slots: webhook.NewSlots(cfg.WebhookAppConcurrency, cfg.Jobs.Workers), DisableAfter: cfg.WebhookDisableAfter}
 	pc := cfg.Portal
 	pc.BaseURL = cfg.PublicBaseURL
 	m.Portal = portal.NewService(db, m.Provision, m.Webhooks, m.limitStore, cfg.RateLimits.Namespace(), now, pc)

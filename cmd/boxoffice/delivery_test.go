@@ -8,11 +8,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/jobs"
+	"github.com/boxoffice/boxoffice/provision"
+	"github.com/boxoffice/boxoffice/seed"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
 	"github.com/boxoffice/boxoffice/webhook"
@@ -253,4 +257,135 @@ func TestWebhookCommands(t *testing.T) {
 	waitFor(t, 10*time.Second, "the redelivery", func() bool { return len(rc.deliveries()) == 2 })
 	_, err = runCLI(t, dbURL, "webhooks", "redeliver", "evt_nope")
 	require.ErrorContains(t, err, "webhook event evt_nope does not exist")
+
+	// Resuming deliveries that were never disabled is refused; once they
+	// are, the operator resumes them.
+	_, err = runCLI(t, dbURL, "webhooks", "resume", "--app", "1")
+	require.ErrorContains(t, err, "Deliveries to the webhook URL of app 1 are not disabled.")
+	_, err = store.RecordWebhookFailure(ctx, m.DB, 1, rc.srv.URL+"/hooks", "receiver answered 500", time.Now())
+	require.NoError(t, err)
+	_, err = store.DisableWebhookEndpoint(ctx, m.DB, 1, time.Now())
+	require.NoError(t, err)
+	_, err = runCLI(t, dbURL, "webhooks", "test", "--app", "1", "--env", "test")
+	require.ErrorContains(t, err, "resume deliveries (or set another webhook URL) before sending a test event")
+	require.Equal(t, map[string]any{"app_id": 1.0, "deliveries": "resumed"}, mustJSON(t, dbURL, "webhooks", "resume", "--app", "1", "--json"))
+	_, err = runCLI(t, dbURL, "webhooks", "test", "--app", "1", "--env", "test")
+	require.NoError(t, err)
+}
+
+// hungReceiver is a webhook endpoint that never answers: each request is
+// held until the test releases them all.
+type hungReceiver struct {
+	srv            *httptest.Server
+	release        chan struct{}
+	inFlight, most atomic.Int32
+	got            atomic.Int32
+}
+
+func newHungReceiver(t testing.TB) *hungReceiver {
+	h := &hungReceiver{release: make(chan struct{})}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Read the body first: only then does the server notice a sender
+		// that gives up (its timeout) and end the request's context.
+		_, _ = io.Copy(io.Discard, r.Body)
+		h.got.Add(1)
+		n := h.inFlight.Add(1)
+		defer h.inFlight.Add(-1)
+		for m := h.most.Load(); n > m && !h.most.CompareAndSwap(m, n); m = h.most.Load() {
+		}
+		select {
+		case <-h.release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+// otherApp creates an app of another account whose webhooks go to url and
+// returns its test key.
+func (tb *testBundle) otherApp(t testing.TB, url string) string {
+	t.Helper()
+	ctx := context.Background()
+	acc, err := tb.m.Provision.CreateAccount(ctx, provision.AccountInput{Name: "Other partner", Email: "other@partner.example"})
+	require.NoError(t, err)
+	app, err := tb.m.Provision.CreateApp(ctx, provision.AppInput{AccountID: acc.ID, Name: "Other shop",
+		RedirectDomains: []string{seed.DemoRedirectDomain}, WebhookURL: url})
+	require.NoError(t, err)
+	return app.TestKey
+}
+
+// TestWebhookFairness: app A's receiver never answers and A is sent a burst
+// of 100 events (as 160 clicks on "Send test event" once did, taking every
+// worker for 10 s at a time); app B, of another account, still receives
+// each of its order.paid events within seconds. Deliveries go through the
+// real River client with production job settings, on each database.
+func TestWebhookFairness(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		tb := setup(t, db, func(c *Config) { c.AllowPrivateWebhooks = true })
+		hung := newHungReceiver(t)
+		tb.pointWebhooks(t, hung.srv.URL)
+		rc := newReceiver(t, ok)
+		keyB := tb.otherApp(t, rc.srv.URL)
+		// "Never answers" holds for the whole test, however slow the machine.
+		tb.m.Webhooks.Client.Timeout = 10 * time.Minute
+		tb.startJobs(t)
+		// Registered after startJobs, so it runs first: the runner's Stop
+		// waits for running deliveries, which end once A's receiver answers.
+		t.Cleanup(func() { close(hung.release) })
+
+		ctx := context.Background()
+		appA := tb.demo.App.App.ID
+		burst := time.Now()
+		for range 100 {
+			_, err := tb.m.Webhooks.EmitTest(ctx, appA, store.EnvTest)
+			require.NoError(t, err)
+		}
+		t.Logf("A's burst of 100 events took %v", time.Since(burst))
+		perApp := tb.m.Webhooks.Slots.PerApp()
+		waitFor(t, 10*time.Second, "A's receiver to hold A's share of the workers", func() bool {
+			return int(hung.got.Load()) >= perApp
+		})
+
+		const rounds = 5
+		var took []time.Duration
+		for i := range rounds {
+			start := time.Now()
+			res := tb.checkout(t, keyB, newIdemKey(), tb.cartFor("DEMO-CHALEWOTE", "DEMO-CHALEWOTE-1", "DEMO-CHALEWOTE-1-GA", 1))
+			require.Equal(t, http.StatusCreated, res.Status, "%s", res.Raw)
+			ref := res.data()["order_reference"].(string)
+			var at time.Time
+			waitFor(t, 30*time.Second, "B's order.paid", func() bool {
+				for _, d := range rc.deliveries() {
+					if strings.Contains(string(d.Body), ref) {
+						at = d.At
+						return true
+					}
+				}
+				return false
+			})
+			require.Len(t, rc.deliveries(), i+1)
+			took = append(took, at.Sub(start))
+		}
+		sorted := slices.Clone(took)
+		slices.Sort(sorted)
+		t.Logf("B's order.paid, checkout to receipt, while A's %d deliveries hang: %v (median %v)", hung.inFlight.Load(), took, sorted[rounds/2])
+		require.Less(t, sorted[rounds-1], 5*time.Second, "every one of B's events within seconds")
+
+		events, _, err := store.RecentWebhookEvents(ctx, tb.db, appA, 100)
+		require.NoError(t, err)
+		require.Len(t, events, 100)
+		if time.Since(burst) >= jobs.JobTimeout {
+			// River has cut A's first attempts (a slow machine): they are
+			// recorded as failed, and A's share shrinks to one.
+			t.Logf("the test outlasted the job timeout (%v); A's share is not checked", jobs.JobTimeout)
+			return
+		}
+		require.EqualValues(t, perApp, hung.most.Load(), "A never held more than its share")
+		require.EqualValues(t, perApp, hung.got.Load(), "A's other events wait for their turn without an attempt")
+		for _, e := range events {
+			require.Equal(t, store.WebhookPending, e.Status, "the delivery log shows A's events waiting")
+			require.Zero(t, e.Attempts, "no attempt has ended yet")
+		}
+	})
 }

@@ -167,6 +167,10 @@ func globalFlags() []cli.Flag {
 			Usage: "live free tickets per app per UTC day"},
 		&cli.DurationFlag{Name: "webhook-retry-base", Value: defaults.WebhookRetryBase, Sources: cli.EnvVars("WEBHOOK_RETRY_BASE"),
 			Usage: "first webhook retry delay; attempt n waits about base·2^(n-1)"},
+		&cli.IntFlag{Name: "webhook-app-concurrency", Value: defaults.WebhookAppConcurrency, Sources: cli.EnvVars("WEBHOOK_APP_CONCURRENCY"),
+			Usage: "most webhook deliveries of one app running at once on one instance (at most half the workers; one while its receiver fails)"},
+		&cli.DurationFlag{Name: "webhook-disable-after", Value: defaults.WebhookDisableAfter, Sources: cli.EnvVars("WEBHOOK_DISABLE_AFTER"),
+			Usage: "how long every delivery to a webhook URL may fail before deliveries to it stop until the partner resumes them"},
 		&cli.Int64Flag{Name: "free-daily-buyer-event-cap", Value: defaults.FreeDailyBuyerEventCap, Sources: cli.EnvVars("FREE_DAILY_BUYER_EVENT_CAP"),
 			Usage: "live free tickets per buyer per event per UTC day"},
 		&cli.StringFlag{Name: "redis-url", Sources: cli.EnvVars("REDIS_URL"),
@@ -209,6 +213,8 @@ func globalFlags() []cli.Flag {
 			Usage: "portal sign-in attempts per email address per --portal-signin-window"},
 		&cli.DurationFlag{Name: "portal-signin-window", Value: defaults.Portal.SignInWindow, Sources: cli.EnvVars("PORTAL_SIGNIN_WINDOW"),
 			Usage: "the window of the portal's sign-in limits"},
+		&cli.IntFlag{Name: "portal-test-events-per-app", Value: defaults.Portal.TestEventsPerApp, Sources: cli.EnvVars("PORTAL_TEST_EVENTS_PER_APP"),
+			Usage: "test webhook events one app may send from the portal per minute"},
 		&cli.IntFlag{Name: "graphql-max-bytes", Value: defaults.GraphQLLimits.Bytes, Sources: cli.EnvVars("GRAPHQL_MAX_BYTES"),
 			Usage: "largest GraphQL document, in bytes, read before parsing"},
 		&cli.IntFlag{Name: "graphql-max-tokens", Value: defaults.GraphQLLimits.Tokens, Sources: cli.EnvVars("GRAPHQL_MAX_TOKENS"),
@@ -246,6 +252,8 @@ func configFrom(cmd *cli.Command) Config {
 		FreeDailyAppCap:        cmd.Int64("free-daily-app-cap"),
 		FreeDailyBuyerEventCap: cmd.Int64("free-daily-buyer-event-cap"),
 		WebhookRetryBase:       cmd.Duration("webhook-retry-base"),
+		WebhookAppConcurrency:  cmd.Int("webhook-app-concurrency"),
+		WebhookDisableAfter:    cmd.Duration("webhook-disable-after"),
 		Jobs:                   defaults.Jobs,
 		RedisURL:               cmd.String("redis-url"),
 		TrustedProxies:         cmd.String("trusted-proxies"),
@@ -277,7 +285,7 @@ func configFrom(cmd *cli.Command) Config {
 		Portal: portal.Config{
 			SessionTTL: cmd.Duration("portal-session-ttl"), ResetTTL: cmd.Duration("portal-reset-ttl"),
 			SignInPerIP: cmd.Int("portal-signin-per-ip"), SignInPerAccount: cmd.Int("portal-signin-per-account"),
-			SignInWindow: cmd.Duration("portal-signin-window"),
+			SignInWindow: cmd.Duration("portal-signin-window"), TestEventsPerApp: cmd.Int("portal-test-events-per-app"),
 		},
 	}
 }

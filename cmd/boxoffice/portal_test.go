@@ -17,6 +17,7 @@ import (
 	"github.com/boxoffice/boxoffice/seed"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/stretchr/testify/require"
 )
 
@@ -704,4 +705,62 @@ func TestPortalPages(t *testing.T) {
 	require.Contains(t, page.Body, `<meta name="viewport" content="width=device-width, initial-scale=1">`)
 	require.Contains(t, page.Body, `<a class="skip" href="#main">Skip to content</a>`)
 	require.Equal(t, http.StatusMethodNotAllowed, p.do(http.MethodPut, "/portal/signin", url.Values{}).Status)
+}
+
+// TestPortalWebhookHealth: test events are limited per app; the app page
+// tells the partner when deliveries keep failing and when they were
+// disabled, shows events that were not sent as such, and resumes them.
+func TestPortalWebhookHealth(t *testing.T) {
+	t.Parallel()
+	eachPortal(t, func(t *testing.T, pb *portalBundle) {
+		p := pb.demoPerson(t)
+		appID := pb.demo.App.App.ID
+		demo := fmt.Sprintf("/portal/apps/%d", appID)
+		const hook = "https://hooks.partner.example/in"
+		require.Equal(t, http.StatusSeeOther, p.postFrom(demo, demo+"/webhook-url", url.Values{"webhook-url": {hook}}).Status)
+
+		t.Run("ErrTooManyTestEvents", func(t *testing.T) {
+			require.Equal(t, http.StatusSeeOther, p.postFrom(demo, demo+"/test-event", url.Values{"env": {"test"}}).Status)
+			res := p.postFrom(demo, demo+"/test-event", url.Values{"env": {"test"}})
+			require.Equal(t, http.StatusTooManyRequests, res.Status)
+			require.Regexp(t, `Too many test events: an app may send 1 a minute\. Send the next one in \d+ s\.`, res.text())
+			require.NotEmpty(t, res.Header.Get("Retry-After"))
+			require.Contains(t, res.text(), "Delivery log", "the app's page, with the refusal")
+		})
+		t.Run("FailingThenDisabledThenResumed", func(t *testing.T) {
+			ctx := context.Background()
+			since := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)
+			for i := range 2 {
+				_, err := store.RecordWebhookFailure(ctx, pb.db, appID, hook, "receiver answered 503", since.Add(time.Duration(i)*time.Hour))
+				require.NoError(t, err)
+			}
+			page := p.get(demo).text()
+			require.Contains(t, page, "The last 2 deliveries to this URL failed (since 20 Nov 2026 08:00 UTC; the last: HTTP 503). "+
+				"If every delivery fails until 23 Nov 2026 08:00 UTC, deliveries are disabled until you resume them.")
+			require.NotContains(t, page, "Resume deliveries")
+
+			did, err := store.DisableWebhookEndpoint(ctx, pb.db, appID, since.Add(73*time.Hour))
+			require.NoError(t, err)
+			require.True(t, did)
+			// An order event while deliveries are disabled: recorded, not sent.
+			res := pb.checkout(t, pb.testKey, newIdemKey(), pb.cartFor("DEMO-CHALEWOTE", "DEMO-CHALEWOTE-1", "DEMO-CHALEWOTE-1-GA", 1))
+			require.Equal(t, http.StatusCreated, res.Status, "%s", res.Raw)
+			var ev store.WebhookEvent
+			require.NoError(t, pb.db.NewSelect().Model(&ev).Where("type = ?", "order.paid").Scan(ctx))
+			require.ErrorIs(t, pb.m.Webhooks.Deliver(ctx, ev.ID, false), webhook.ErrGiveUp)
+			page = p.get(demo).text()
+			require.Contains(t, page, "Deliveries to this URL are disabled since 23 Nov 2026 09:00 UTC: every delivery failed for 3 days "+
+				"(2 in a row since 20 Nov 2026 08:00 UTC; the last: HTTP 503). Events are still recorded, marked failed and not sent.")
+			require.Contains(t, page, "order.paid "+ev.ID+" test failed 0 not sent deliveries to the webhook URL were disabled")
+
+			res2 := p.postFrom(demo, demo+"/webhook-resume", nil)
+			require.Equal(t, http.StatusSeeOther, res2.Status)
+			page = p.get(res2.Location()).text()
+			require.Contains(t, page, "Deliveries resumed.")
+			require.NotContains(t, page, "disabled since")
+			res2 = p.postFrom(demo, demo+"/webhook-resume", nil)
+			require.Equal(t, http.StatusUnprocessableEntity, res2.Status)
+			require.Contains(t, res2.text(), fmt.Sprintf("Deliveries to the webhook URL of app %d are not disabled.", appID))
+		})
+	}, func(c *Config) { c.Portal.TestEventsPerApp = 1 })
 }

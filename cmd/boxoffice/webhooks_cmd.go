@@ -134,6 +134,25 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 					return nil
 				}),
 			},
+			{
+				Name:  "resume",
+				Usage: "deliver again to an app's webhook URL after deliveries to it were disabled for failing too long",
+				Flags: []cli.Flag{
+					&cli.Int64Flag{Name: "app", Required: true, Usage: "app id"},
+					jsonFlag(),
+				},
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					appID := cmd.Int64("app")
+					if err := m.Webhooks.Resume(ctx, appID); err != nil {
+						return err
+					}
+					if cmd.Bool("json") {
+						return printJSON(stdout, map[string]any{"app_id": appID, "deliveries": "resumed"})
+					}
+					fmt.Fprintf(stdout, "deliveries to the webhook URL of app %d resumed; redeliver the events that failed meanwhile\n", appID)
+					return nil
+				}),
+			},
 		},
 	}
 }

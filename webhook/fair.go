@@ -1,0 +1,133 @@
+package webhook
+
+import (
+	"errors"
+	"sync"
+	"time"
+)
+
+// ErrAppBusy is what Deliver answers, without making an attempt, when the
+// event's app already has its share of this instance's delivery workers:
+// the job waits and tries again (River snoozes it), not counted as an
+// attempt.
+var ErrAppBusy = errors.New("webhook: the app's deliveries already use its share of the workers")
+
+// SlowAnswer is how long a receiver may take to answer and still count as
+// healthy for Slots (a success that took longer counts as struggling).
+const SlowAnswer = 5 * time.Second
+
+// DefaultPerApp is how many deliveries of one app run at once on one
+// instance by default (WEBHOOK_APP_CONCURRENCY).
+const DefaultPerApp = 4
+
+// Slots shares one instance's delivery workers among apps, so that no
+// app's receiver — one that never answers, answers slowly or fails, or is
+// sent a burst of events — can occupy the workers other apps' deliveries
+// need. River (the open-source edition) has no concurrency limit per
+// partition of a queue, so the limit is kept here, where the app of a job
+// is known:
+//
+//   - an app has at most perApp deliveries in flight, and perApp is at most
+//     half the workers, so one app never holds more than half;
+//   - an app whose last delivery on this instance failed or took longer
+//     than SlowAnswer (struggling) has at most one in flight, and all
+//     struggling apps together at most half the workers, so however many
+//     apps have bad receivers, half the workers stay for the others.
+//
+// A delivery refused its slot waits (River snoozes its job), and the app is
+// backlogged for a while: its new events are queued behind other apps'
+// (Backlogged), so the queue never has to skip over a backlog of them to
+// reach another app's event.
+//
+// Counts are per instance, as River's MaxWorkers is: with n instances an
+// app holds at most n·perApp of n·workers.
+type Slots struct {
+	perApp     int
+	struggling int // most deliveries of struggling apps in flight at once
+	now        func() time.Time
+
+	mu     sync.Mutex
+	apps   map[int64]*appSlot
+	sickIn int // deliveries of struggling apps in flight
+}
+
+// appSlot is what Slots keeps of an app while it has deliveries in flight,
+// a struggling receiver or a recent refusal; it is dropped at the next
+// delivery after that, so at most one is kept per app.
+type appSlot struct {
+	inFlight   int
+	struggling bool
+	refusedAt  time.Time // the last refusal
+}
+
+// BacklogMemory is how long after a refusal an app counts as backlogged.
+const BacklogMemory = time.Minute
+
+// NewSlots returns the slots of an instance with workers delivery workers,
+// perApp of them at most for one app (capped at half the workers; at
+// least 1).
+func NewSlots(perApp, workers int) *Slots {
+	half := max(workers/2, 1)
+	return &Slots{perApp: min(max(perApp, 1), half), struggling: half, now: time.Now, apps: map[int64]*appSlot{}}
+}
+
+// Backlogged reports whether app has more deliveries than its share on
+// this instance: its slots are all taken, its receiver is struggling, or
+// one of its deliveries was refused a slot within BacklogMemory.
+func (s *Slots) Backlogged(app int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.apps[app]
+	return a != nil && (a.struggling || a.inFlight >= s.perApp || s.now().Sub(a.refusedAt) < BacklogMemory)
+}
+
+// PerApp is how many deliveries of one healthy app may run at once.
+func (s *Slots) PerApp() int { return s.perApp }
+
+// verdict is what a delivery attempt showed of an endpoint.
+type verdict int
+
+const (
+	untried    verdict = iota // no request was made: what was known stands
+	healthy                   // a 2xx within SlowAnswer
+	struggling                // a failure, a timeout, or a slow answer
+)
+
+// take reserves a slot for a delivery of app. It returns false when the app
+// already has its share; otherwise done must be called once, when the
+// attempt has ended, with what it showed of the endpoint.
+func (s *Slots) take(app int64) (done func(verdict), ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.apps[app]
+	if a == nil {
+		a = &appSlot{}
+		s.apps[app] = a
+	}
+	sick := a.struggling
+	if sick && (a.inFlight >= 1 || s.sickIn >= s.struggling) || a.inFlight >= s.perApp {
+		a.refusedAt = s.now()
+		return nil, false
+	}
+	a.inFlight++
+	if sick {
+		s.sickIn++
+	}
+	var once sync.Once
+	return func(v verdict) {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			a.inFlight--
+			if sick {
+				s.sickIn--
+			}
+			if v != untried {
+				a.struggling = v == struggling
+			}
+			if a.inFlight == 0 && !a.struggling && s.now().Sub(a.refusedAt) >= BacklogMemory {
+				delete(s.apps, app) // healthy, idle, no backlog: nothing to remember
+			}
+		})
+	}, true
+}
