@@ -21,7 +21,7 @@ import (
 
 // envReaders are the functions through which Go code reads an environment
 // variable, by import path and name. urfave/cli reads the variables of a
-// flag's Sources: cli.EnvVars("X").
+// flag's Sources, the names given to cli.EnvVars.
 var envReaders = map[string][]string{
 	"os":                       {"Getenv", "LookupEnv"},
 	"syscall":                  {"Getenv"},
