@@ -24,6 +24,10 @@ type App struct {
 	RedirectDomains []string  `bun:"redirect_domains,type:text,notnull"`
 	WebhookURL      string    `bun:"webhook_url,nullzero"`
 	WebhookSecret   string    `bun:"webhook_secret,notnull"`
+	// TicketEmails is false for an app that delivers tickets itself. A
+	// new app sends them (an insert of false stores the default, true);
+	// SetTicketEmails switches them.
+	TicketEmails bool `bun:"ticket_emails,nullzero,notnull,default:true"`
 	CreatedAt       time.Time `bun:"created_at,notnull"`
 	UpdatedAt       time.Time `bun:"updated_at,notnull"`
 }
@@ -87,4 +91,18 @@ func SetWebhookSecret(ctx context.Context, db bun.IDB, appID int64, secret strin
 		Set("webhook_secret = ?", secret).Set("updated_at = ?", now).
 		Where("id = ?", appID).Exec(ctx)
 	return affectedOne(res, err)
+}
+
+// SetTicketEmails switches an app's ticket emails on or off. Errors:
+// ErrNotFound.
+func SetTicketEmails(ctx context.Context, db bun.IDB, appID int64, on bool, now time.Time) error {
+	res, err := db.NewUpdate().Model((*App)(nil)).Set("ticket_emails = ?", on).Set("updated_at = ?", now).
+		Where("id = ?", appID).Exec(ctx)
+	if err != nil {
+		return translate(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
 }

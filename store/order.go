@@ -18,6 +18,14 @@ const (
 	OrderUnknown   = "unknown"
 )
 
+// Ticket email states (spec/fulfilment.md section 3).
+const (
+	TicketsEmailNotSent = "not_sent"
+	TicketsEmailQueued  = "queued"
+	TicketsEmailSent    = "sent"
+	TicketsEmailFailed  = "failed"
+)
+
 // Order is one checkout session's order. Money is in minor units.
 type Order struct {
 	bun.BaseModel `bun:"table:orders,alias:o"`
@@ -46,6 +54,12 @@ type Order struct {
 	PaymentURL       *string        `bun:"payment_url"`
 	RefundReview     bool           `bun:"refund_review,notnull"`
 	ReviewNote       *string        `bun:"review_note"`
+	// TicketsToken names the buyer's ticket page; nil until tickets exist.
+	TicketsToken *string `bun:"tickets_token"`
+	// TicketsEmailStatus is the ticket email's state (TicketsEmail…), and
+	// TicketsEmailSentAt when the mail server accepted it.
+	TicketsEmailStatus string    `bun:"tickets_email_status,notnull"`
+	TicketsEmailSentAt time.Time `bun:"tickets_email_sent_at,nullzero"`
 	CreatedAt        time.Time      `bun:"created_at,notnull"`
 	UpdatedAt        time.Time      `bun:"updated_at,notnull"`
 }
@@ -58,8 +72,10 @@ type OrderItem struct {
 	ID        int64 `bun:"id,pk,autoincrement"`
 	OrderID   int64 `bun:"order_id,notnull"`
 	TicketID  int64 `bun:"ticket_id,notnull"`
-	Quantity  int64 `bun:"quantity,notnull"`
-	UnitPrice int64 `bun:"unit_price,notnull"`
+	// Name is the ticket type's name when it was bought.
+	Name      string `bun:"name,notnull"`
+	Quantity  int64  `bun:"quantity,notnull"`
+	UnitPrice int64  `bun:"unit_price,notnull"`
 }
 
 // InsertOrder stores an order and its items, setting their ids.
