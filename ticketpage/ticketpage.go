@@ -5,7 +5,12 @@
 // order by its page token is the caller's (Handler.Load).
 package ticketpage
 
-import "time"
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // Order is what the page and the PDF show of one order.
 type Order struct {
@@ -31,4 +36,172 @@ type Ticket struct {
 	// Status is valid, checked_in or void; a void ticket shows VOID and no
 	// QR code.
 	Status string
+}
+
+// ErrNotFound is what Handler.Load returns for a token that names no order
+// (or an order without tickets): the buyer gets the 404 page.
+var ErrNotFound = errors.New("ticketpage: tickets not found")
+
+// errNoTickets refuses to render an order without tickets: its page would
+// be an empty wallet and its PDF a blank page.
+var errNoTickets = errors.New("ticketpage: the order has no tickets")
+
+// Ticket statuses (spec/fulfilment.md section 1).
+const (
+	statusValid     = "valid"
+	statusCheckedIn = "checked_in"
+	statusVoid      = "void"
+)
+
+// PagePath is the path of the ticket page of token: /tickets/{token}.
+func PagePath(token string) string { return "/tickets/" + token }
+
+// PDFPath is the path of the PDF of token: /tickets/{token}/tickets.pdf.
+func PDFPath(token string) string { return PagePath(token) + "/tickets.pdf" }
+
+// PDFName is the file name the PDF of o is offered under, and fits a mail
+// attachment: tickets-{reference}.pdf.
+func PDFName(o *Order) string {
+	ref := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return -1
+	}, o.Reference)
+	if ref == "" {
+		return "tickets.pdf"
+	}
+	return "tickets-" + ref + ".pdf"
+}
+
+// PlausibleToken reports whether token could name a ticket page: 1 to 128
+// ASCII letters, digits, '_' and '-'. Anything else names no order, so it
+// is answered 404 without asking Load.
+func PlausibleToken(token string) bool {
+	if token == "" || len(token) > 128 {
+		return false
+	}
+	for i := 0; i < len(token); i++ {
+		c := token[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// facts are the order's lines that the page and the PDF both print,
+// worded once.
+type facts struct {
+	// Day is "Thu, 24 Dec 2026", or "Thu, 24 Dec – Sat, 26 Dec 2026" for
+	// a date that ends on another day.
+	Day string
+	// Time is "6:00 PM – 11:00 PM GMT (Africa/Accra)": the clock times
+	// and the zone they are in, so a buyer abroad knows which clock.
+	Time string
+	// Place is the venue, or "Online".
+	Place   string
+	Address string
+}
+
+// When is the date and time in one line: "Thu, 24 Dec 2026 · 6:00 PM –
+// 11:00 PM GMT (Africa/Accra)".
+func (f facts) When() string {
+	if f.Time == "" {
+		return f.Day
+	}
+	return f.Day + " · " + f.Time
+}
+
+func factsOf(o *Order) facts {
+	f := facts{Place: strings.TrimSpace(o.Venue), Address: strings.TrimSpace(o.Address)}
+	if f.Place == "" {
+		f.Place, f.Address = "Online", ""
+	}
+	f.Day, f.Time = when(o.Start, o.End)
+	return f
+}
+
+// when words a date's start and end in their own zone (the event's).
+func when(start, end time.Time) (day, clock string) {
+	if start.IsZero() {
+		return "Date to be announced", ""
+	}
+	const dayLayout, clockLayout = "Mon, 2 Jan 2006", "3:04 PM"
+	if end.IsZero() || !end.After(start) {
+		return start.Format(dayLayout), start.Format(clockLayout) + " " + zoneLabel(start)
+	}
+	end = end.In(start.Location())
+	y1, m1, d1 := start.Date()
+	y2, m2, d2 := end.Date()
+	switch {
+	case y1 == y2 && m1 == m2 && d1 == d2:
+		day = start.Format(dayLayout)
+	case y1 == y2:
+		day = start.Format("Mon, 2 Jan") + " – " + end.Format(dayLayout)
+	default:
+		day = start.Format(dayLayout) + " – " + end.Format(dayLayout)
+	}
+	sAbbr, _ := start.Zone()
+	eAbbr, _ := end.Zone()
+	if sAbbr != eAbbr {
+		// The clocks changed during the event (summer time): each time
+		// says which it is on.
+		return day, start.Format(clockLayout) + " " + zoneAbbr(start) + " – " + end.Format(clockLayout) + " " + zoneLabel(end)
+	}
+	return day, start.Format(clockLayout) + " – " + end.Format(clockLayout) + " " + zoneLabel(start)
+}
+
+// zoneLabel names t's zone as catalog.DisplayInZone does: the abbreviation
+// and, when known, the zone's name, "GMT (Africa/Accra)".
+func zoneLabel(t time.Time) string {
+	abbr := zoneAbbr(t)
+	if name := t.Location().String(); name != "" && name != "Local" && name != "UTC" && name != abbr {
+		return abbr + " (" + name + ")"
+	}
+	return abbr
+}
+
+// zoneAbbr is t's zone abbreviation, or its offset from UTC ("UTC+04:00")
+// where the zone has no letters (Go prints "+04" for those).
+func zoneAbbr(t time.Time) string {
+	abbr, offset := t.Zone()
+	if abbr != "" && abbr[0] != '+' && abbr[0] != '-' {
+		return abbr
+	}
+	if offset == 0 {
+		return "UTC"
+	}
+	return "UTC" + t.Format("-07:00")
+}
+
+// statusLabel is how a status reads on a ticket.
+func statusLabel(status string) string {
+	switch status {
+	case statusValid:
+		return "Valid"
+	case statusCheckedIn:
+		return "Checked in"
+	case statusVoid:
+		return "VOID"
+	}
+	return strings.ReplaceAll(status, "_", " ")
+}
+
+// position is "2 of 3".
+func position(t Ticket) string {
+	return strconv.Itoa(t.Position) + " of " + strconv.Itoa(t.Total)
+}
+
+// groups splits a code into groups of four for reading aloud.
+func groups(code string) []string {
+	var g []string
+	for len(code) > 4 {
+		g = append(g, code[:4])
+		code = code[4:]
+	}
+	if code != "" {
+		g = append(g, code)
+	}
+	return g
 }
