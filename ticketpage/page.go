@@ -1,0 +1,93 @@
+package ticketpage
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"strconv"
+
+	"github.com/boxoffice/boxoffice/webpage"
+)
+
+//go:embed page.html
+var pageHTML string
+
+var pageTemplate = template.Must(template.New("tickets").Parse(pageHTML))
+
+// pageCSP is the policy of the page and its message pages: nothing but the
+// page's own inline style (by its hash, which webpage.NewPage computes and
+// checks) and its data: favicon. The QR codes are inline SVG, so no image
+// is fetched. The page is not rendered by webpage.Page: its answers carry
+// Referrer-Policy: no-referrer (they have no forms), where Page.Render
+// sets same-origin.
+var pageCSP = webpage.NewPage("tickets", pageHTML, "img-src data:").CSP()
+
+// pageView is what the template shows: the order's facts once, and each
+// ticket with what it needs to draw.
+type pageView struct {
+	facts
+	Message     bool
+	Title, Text string
+	Test        bool
+	EventName   string
+	Reference   string
+	Count       string
+	PDF         string
+	Tickets     []ticketView
+}
+
+type ticketView struct {
+	TicketName string
+	Position   int
+	Of         string
+	Status     string
+	Label      string
+	Void       bool
+	QR         template.HTML
+	Groups     []string
+}
+
+// RenderHTML writes the ticket page of o, whose page token is token (the
+// page links its PDF by that token's path): a card per ticket with the
+// event, its date and time in the event's zone, the venue (or Online), the
+// ticket type, "n of N", the status, and the QR code of the ticket's code
+// with the code in groups of four under it; a void ticket shows VOID and
+// no QR code, and a test order says on every ticket that it is not valid
+// for entry. The page loads nothing: its style is inline and the QR codes
+// are inline SVG. Errors: for an order without tickets (Handler answers
+// those 404 before rendering), from the QR encoder, or w's.
+func RenderHTML(w io.Writer, o *Order, token string) error {
+	if len(o.Tickets) == 0 {
+		return errNoTickets
+	}
+	v := pageView{facts: factsOf(o), Test: o.Test, EventName: o.EventName, Reference: o.Reference, PDF: PDFPath(token)}
+	v.Count = strconv.Itoa(len(o.Tickets)) + " tickets"
+	if len(o.Tickets) == 1 {
+		v.Count = "1 ticket"
+	}
+	for _, t := range o.Tickets {
+		tv := ticketView{TicketName: t.TicketName, Position: t.Position, Of: position(t), Status: t.Status,
+			Label: statusLabel(t.Status), Void: t.Status == statusVoid, Groups: groups(t.Code)}
+		if !tv.Void {
+			m, err := newQR(t.Code)
+			if err != nil {
+				return fmt.Errorf("ticket %s: %w", tv.Of, err)
+			}
+			tv.QR = m.svg("QR code of ticket " + tv.Of)
+		}
+		v.Tickets = append(v.Tickets, tv)
+	}
+	return pageTemplate.Execute(w, v)
+}
+
+// renderMessage renders the page's message form: a title and a sentence in
+// the ticket page's style (not found, failed).
+func renderMessage(title, text string) []byte {
+	var buf bytes.Buffer
+	if err := pageTemplate.Execute(&buf, pageView{Message: true, Title: title, Text: text}); err != nil {
+		panic("ticketpage: the message page does not render: " + err.Error())
+	}
+	return buf.Bytes()
+}
