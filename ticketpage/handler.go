@@ -1,0 +1,128 @@
+package ticketpage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+
+	"github.com/boxoffice/boxoffice/webpage"
+	"github.com/go-chi/chi/v5"
+)
+
+// Handler serves the buyer's ticket page and its PDF.
+type Handler struct {
+	// Load returns the order whose ticket page token is token, with its
+	// tickets by position. Errors: ErrNotFound for a token that names no
+	// order; any other error is answered 500 and logged, so it must not
+	// carry the token.
+	Load func(ctx context.Context, token string) (*Order, error)
+	Log  *slog.Logger
+}
+
+// Routes registers GET and HEAD of /tickets/{token} (the page) and
+// /tickets/{token}/tickets.pdf on r; other methods are answered 405 by
+// the handler itself, so the answer is an HTML page with the same headers.
+func (h *Handler) Routes(r chi.Router) {
+	r.HandleFunc("/tickets/{token}", h.page)
+	r.HandleFunc("/tickets/{token}/tickets.pdf", h.pdf)
+}
+
+// The answers' messages.
+var (
+	notFoundPage = renderMessage("These tickets were not found",
+		"Check that you opened the whole link from your ticket email or from the seller. If it still does not work, contact the seller.")
+	failedPage = renderMessage("Something went wrong",
+		"Your tickets could not be shown just now. Please try again in a moment.")
+	notAllowedPage = renderMessage("Method not allowed", "This address answers GET and HEAD only.")
+)
+
+// private sets the headers every answer carries: the page's policy, and no
+// caching, no Referer and no indexing, since the address alone hands over
+// the tickets.
+func private(h http.Header) {
+	webpage.SetHeaders(h, pageCSP)
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Robots-Tag", "noindex")
+}
+
+func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
+	token := chi.URLParam(r, "token")
+	o, ok := h.load(w, r, token)
+	if !ok {
+		return
+	}
+	var buf bytes.Buffer
+	if err := RenderHTML(&buf, o, token); err != nil {
+		h.fail(w, r, "ticket page", err)
+		return
+	}
+	respond(w, r, http.StatusOK, "text/html; charset=utf-8", buf.Bytes())
+}
+
+func (h *Handler) pdf(w http.ResponseWriter, r *http.Request) {
+	o, ok := h.load(w, r, chi.URLParam(r, "token"))
+	if !ok {
+		return
+	}
+	var buf bytes.Buffer
+	if err := RenderPDF(&buf, o); err != nil {
+		h.fail(w, r, "ticket PDF", err)
+		return
+	}
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": PDFName(o)}))
+	respond(w, r, http.StatusOK, "application/pdf", buf.Bytes())
+}
+
+// load answers everything but an order with tickets: a method other than
+// GET or HEAD, a token that cannot be one (without asking Load), an
+// unknown token, a failed load.
+func (h *Handler) load(w http.ResponseWriter, r *http.Request, token string) (*Order, bool) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		respond(w, r, http.StatusMethodNotAllowed, "text/html; charset=utf-8", notAllowedPage)
+		return nil, false
+	}
+	if !PlausibleToken(token) {
+		respond(w, r, http.StatusNotFound, "text/html; charset=utf-8", notFoundPage)
+		return nil, false
+	}
+	o, err := h.Load(r.Context(), token)
+	if errors.Is(err, ErrNotFound) || err == nil && (o == nil || len(o.Tickets) == 0) {
+		respond(w, r, http.StatusNotFound, "text/html; charset=utf-8", notFoundPage)
+		return nil, false
+	}
+	if err != nil {
+		h.fail(w, r, "ticket page: loading the order", err)
+		return nil, false
+	}
+	return o, true
+}
+
+// fail logs err and answers 500 without details. Nothing here adds the
+// token to the log (Load's errors must not hold it either).
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, what string, err error) {
+	log := h.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	log.ErrorContext(r.Context(), what, "error", err)
+	respond(w, r, http.StatusInternalServerError, "text/html; charset=utf-8", failedPage)
+}
+
+// respond writes an answer with the private headers; a HEAD gets the
+// headers alone.
+func respond(w http.ResponseWriter, r *http.Request, status int, contentType string, body []byte) {
+	h := w.Header()
+	private(h)
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+}

@@ -1,0 +1,214 @@
+package ticketpage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/boxoffice/boxoffice/webpage"
+	"github.com/go-chi/chi/v5"
+	"github.com/stretchr/testify/require"
+)
+
+// lockedBuffer is a log's output, written from the server's goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type testBundle struct {
+	srv   *httptest.Server
+	order *Order
+	loads atomic.Int32
+	log   *lockedBuffer
+}
+
+const (
+	goodToken   = "tok_Good-123"
+	brokenToken = "tok_broken"
+	emptyToken  = "tok_empty"
+)
+
+// setup serves a Handler on a real server, as the service mounts it on its
+// chi router. Load knows goodToken, finds an order without tickets for
+// emptyToken, fails for brokenToken, and knows no other.
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	tb := &testBundle{order: newOrder(t, false), log: &lockedBuffer{}}
+	h := &Handler{
+		Load: func(_ context.Context, token string) (*Order, error) {
+			tb.loads.Add(1)
+			switch token {
+			case goodToken:
+				return tb.order, nil
+			case brokenToken:
+				return nil, errors.New("database is on fire")
+			case emptyToken:
+				return &Order{Reference: "ORD-EMPTY"}, nil
+			}
+			return nil, ErrNotFound
+		},
+		Log: slog.New(slog.NewTextHandler(tb.log, nil)),
+	}
+	r := chi.NewRouter()
+	h.Routes(r)
+	tb.srv = httptest.NewServer(r)
+	t.Cleanup(tb.srv.Close)
+	return tb
+}
+
+func (tb *testBundle) do(t *testing.T, method, path string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, tb.srv.URL+path, nil)
+	require.NoError(t, err)
+	res, err := tb.srv.Client().Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var body bytes.Buffer
+	_, err = body.ReadFrom(res.Body)
+	require.NoError(t, err)
+	return res, body.Bytes()
+}
+
+// requirePrivate checks the headers every answer carries.
+func requirePrivate(t *testing.T, res *http.Response) {
+	t.Helper()
+	h := res.Header
+	require.Equal(t, "no-store", h.Get("Cache-Control"))
+	require.Equal(t, "no-referrer", h.Get("Referrer-Policy"))
+	require.Equal(t, "noindex", h.Get("X-Robots-Tag"))
+	require.Equal(t, "nosniff", h.Get("X-Content-Type-Options"))
+	csp := h.Get("Content-Security-Policy")
+	require.True(t, strings.HasPrefix(csp, "default-src 'none'; style-src 'sha256-"), csp)
+	require.Contains(t, csp, "frame-ancestors 'none'")
+	require.NotContains(t, csp, "script-src")
+	require.NotContains(t, csp, "unsafe")
+}
+
+func TestHandler(t *testing.T) {
+	t.Parallel()
+	t.Run("Page", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t)
+		res, body := tb.do(t, http.MethodGet, PagePath(goodToken))
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		require.Equal(t, "text/html; charset=utf-8", res.Header.Get("Content-Type"))
+		requirePrivate(t, res)
+		page := string(body)
+		require.Contains(t, page, `href="/tickets/`+goodToken+`/tickets.pdf"`)
+		for _, tk := range tb.order.Tickets {
+			require.Contains(t, page, strings.Join(groups(tk.Code), "</span> <span>"))
+		}
+		// The policy allows exactly the style the page has.
+		_, styles := webpage.InlineHashes(page)
+		require.Len(t, styles, 1)
+		require.Contains(t, res.Header.Get("Content-Security-Policy"), "style-src "+styles[0]+";")
+
+		head, headBody := tb.do(t, http.MethodHead, PagePath(goodToken))
+		require.Equal(t, http.StatusOK, head.StatusCode)
+		require.Empty(t, headBody)
+		// Not len(body) exactly: a code whose QR masks tie may draw
+		// differently on each request (see newQR).
+		n, err := strconv.Atoi(head.Header.Get("Content-Length"))
+		require.NoError(t, err)
+		require.InDelta(t, len(body), n, 500)
+		requirePrivate(t, head)
+	})
+	t.Run("PDF", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t)
+		res, body := tb.do(t, http.MethodGet, PDFPath(goodToken))
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		require.Equal(t, "application/pdf", res.Header.Get("Content-Type"))
+		require.Equal(t, `attachment; filename=tickets-ORD-7QK2M9.pdf`, res.Header.Get("Content-Disposition"))
+		requirePrivate(t, res)
+		require.True(t, bytes.HasPrefix(body, []byte("%PDF-")))
+		require.Len(t, pageObject.FindAll(body, -1), len(tb.order.Tickets), "one page per ticket")
+		require.Equal(t, strconv.Itoa(len(body)), res.Header.Get("Content-Length"))
+
+		head, headBody := tb.do(t, http.MethodHead, PDFPath(goodToken))
+		require.Equal(t, http.StatusOK, head.StatusCode)
+		require.Empty(t, headBody)
+		require.Equal(t, "application/pdf", head.Header.Get("Content-Type"))
+		requirePrivate(t, head)
+	})
+	t.Run("NotFound", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t)
+		for _, path := range []string{PagePath("tok_unknown"), PDFPath("tok_unknown"), PagePath(emptyToken), PDFPath(emptyToken)} {
+			res, body := tb.do(t, http.MethodGet, path)
+			require.Equal(t, http.StatusNotFound, res.StatusCode, path)
+			require.Equal(t, "text/html; charset=utf-8", res.Header.Get("Content-Type"), path)
+			requirePrivate(t, res)
+			require.Contains(t, string(body), "<h1>These tickets were not found</h1>", path)
+		}
+		require.EqualValues(t, 4, tb.loads.Load())
+	})
+	t.Run("Implausible", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t)
+		for _, path := range []string{
+			"/tickets/tok.good", "/tickets/" + strings.Repeat("a", 129), "/tickets/%C3%A9t%C3%A9", "/tickets/a%20b",
+			"/tickets/a%00b/tickets.pdf", "/tickets/%2e%2e", "/tickets/tok%2Fx",
+		} {
+			res, body := tb.do(t, http.MethodGet, path)
+			require.Equal(t, http.StatusNotFound, res.StatusCode, path)
+			if res.Header.Get("Content-Type") == "text/html; charset=utf-8" {
+				requirePrivate(t, res)
+				require.Contains(t, string(body), "These tickets were not found", path)
+			}
+		}
+		require.Zero(t, tb.loads.Load(), "a token that cannot be one is not looked up")
+		res, _ := tb.do(t, http.MethodGet, PagePath(strings.Repeat("a", 128)))
+		require.Equal(t, http.StatusNotFound, res.StatusCode)
+		require.EqualValues(t, 1, tb.loads.Load(), "the longest token is looked up")
+	})
+	t.Run("Failed", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t)
+		for _, path := range []string{PagePath(brokenToken), PDFPath(brokenToken)} {
+			res, body := tb.do(t, http.MethodGet, path)
+			require.Equal(t, http.StatusInternalServerError, res.StatusCode)
+			requirePrivate(t, res)
+			require.Contains(t, string(body), "<h1>Something went wrong</h1>")
+			require.NotContains(t, string(body), "fire", "no details")
+		}
+		logged := tb.log.String()
+		require.Contains(t, logged, "database is on fire")
+		require.NotContains(t, logged, brokenToken, "the token is never logged")
+	})
+	t.Run("MethodNotAllowed", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t)
+		for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
+			for _, path := range []string{PagePath(goodToken), PDFPath(goodToken)} {
+				res, body := tb.do(t, method, path)
+				require.Equal(t, http.StatusMethodNotAllowed, res.StatusCode, method)
+				require.Equal(t, "GET, HEAD", res.Header.Get("Allow"))
+				requirePrivate(t, res)
+				require.Contains(t, string(body), "Method not allowed")
+			}
+		}
+		require.Zero(t, tb.loads.Load())
+	})
+}
