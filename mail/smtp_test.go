@@ -149,6 +149,34 @@ func TestSMTPDelivers(t *testing.T) {
 	require.Equal(t, part{ContentType: "application/pdf", Disposition: "attachment", FileName: "tickets-ord_123.pdf", Body: ticketPDF}, leaves[2])
 }
 
+// TestSMTPConcurrent: one sender serves many jobs at once, each on a
+// connection of its own.
+func TestSMTPConcurrent(t *testing.T) {
+	t.Parallel()
+	srv := startSMTP(t, false, withAuth("ops", "secret"))
+	s := mustSMTP(t, "smtp://ops:secret@127.0.0.1:"+srv.port())
+	const n = 12
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			m := ticketMail()
+			m.To = fmt.Sprintf("buyer%d@example.com", i)
+			errs <- s.Send(context.Background(), m)
+		}()
+	}
+	for range n {
+		require.NoError(t, <-errs)
+	}
+	got := srv.messages()
+	require.Len(t, got, n)
+	seen := map[string]bool{}
+	for _, m := range got {
+		require.Len(t, m.To, 1)
+		seen[m.To[0]] = true
+	}
+	require.Len(t, seen, n, "each message to its own buyer")
+}
+
 // TestSMTPHeaders: what the message says is only ever header values.
 func TestSMTPHeaders(t *testing.T) {
 	t.Parallel()

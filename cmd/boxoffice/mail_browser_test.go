@@ -22,7 +22,7 @@ import (
 // reads a message whose HTML part tries to run script and to load from
 // another host: the part shows with its own styles, its script never
 // runs, nothing is fetched, and neither page scrolls sideways.
-// BOXOFFICE_SCREENSHOTS=DIR keeps mailbox-{list,message}-390.png.
+// BOXOFFICE_SCREENSHOTS=DIR keeps mailbox-{list,message}-{390,1280}.png.
 func TestMailboxInBrowser(t *testing.T) {
 	execPath := chromiumPath(t)
 	tb := setup(t, storetest.MustOpen(t, "sqlite"))
@@ -62,12 +62,12 @@ func TestMailboxInBrowser(t *testing.T) {
 		run("screenshot "+name, chromedp.FullScreenshot(&png, 100))
 		keepScreenshot(t, shots, name, png)
 	}
-	fits := func(what string) {
+	fits := func(what string, want int) {
 		t.Helper()
 		var width, viewport int
 		run("measure "+what, chromedp.Evaluate(`document.documentElement.scrollWidth`, &width), chromedp.Evaluate(`window.innerWidth`, &viewport))
-		require.Equal(t, 390, viewport)
-		require.LessOrEqual(t, width, viewport, "%s scrolls sideways at 390 px", what)
+		require.Equal(t, want, viewport)
+		require.LessOrEqual(t, width, viewport, "%s scrolls sideways at %d px", what, want)
 	}
 	run("watch for CSP violations", chromedp.ActionFunc(func(ctx context.Context) error {
 		_, err := page.AddScriptToEvaluateOnNewDocument(cspWatch).Do(ctx)
@@ -78,7 +78,7 @@ func TestMailboxInBrowser(t *testing.T) {
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2)),
 		chromedp.Navigate(admin.URL+"/mail"),
 		chromedp.WaitVisible(`ul a .subject`, chromedp.ByQuery))
-	fits("the list")
+	fits("the list", 390)
 	shoot("mailbox-list-390.png")
 	var violations []string
 	run("read the list's CSP violations", chromedp.Evaluate(`window.__csp`, &violations))
@@ -88,7 +88,7 @@ func TestMailboxInBrowser(t *testing.T) {
 	var path string
 	run("read the address", chromedp.Evaluate(`location.pathname`, &path))
 	require.Equal(t, fmt.Sprintf("/mail/%d", recent[0].ID), path)
-	fits("the message")
+	fits("the message", 390)
 
 	// The part's frame is a document of its own, which Chromium runs in a
 	// process of its own (a sandboxed frame): read it through its target.
@@ -136,4 +136,12 @@ func TestMailboxInBrowser(t *testing.T) {
 
 	run("read the message's CSP violations", chromedp.Evaluate(`window.__csp`, &violations))
 	require.Empty(t, violations, "the page itself runs under its policy")
+
+	// On a desktop screen too.
+	for _, p := range []struct{ path, name string }{{"/mail", "list"}, {path, "message"}} {
+		run("open the "+p.name+" at 1280 px", chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)),
+			chromedp.Navigate(admin.URL+p.path), chromedp.WaitVisible(`h1`, chromedp.ByQuery))
+		fits("the "+p.name, 1280)
+		shoot("mailbox-" + p.name + "-1280.png")
+	}
 }
