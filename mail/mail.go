@@ -49,7 +49,11 @@ func New(db bun.IDB, smtpURL string, opts ...Option) (Sender, error) {
 	if smtpURL == "" {
 		return &Mailbox{DB: db}, nil
 	}
-	return NewSMTP(smtpURL, opts...)
+	s, err := NewSMTP(smtpURL, opts...)
+	if err != nil {
+		return nil, err // not a nil *SMTP in a non-nil Sender
+	}
+	return s, nil
 }
 
 // CheckFrom reports whether from can be MAIL_FROM: one address, with or

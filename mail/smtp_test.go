@@ -488,7 +488,8 @@ func TestNew(t *testing.T) {
 	s, err = mail.New(nil, "")
 	require.NoError(t, err)
 	require.IsType(t, &mail.Mailbox{}, s)
-	_, err = mail.New(nil, "smtp://u:secret@")
+	s, err = mail.New(nil, "smtp://u:secret@")
+	require.Nil(t, s)
 	require.ErrorContains(t, err, "SMTP_URL")
 	require.NotContains(t, err.Error(), "secret")
 
