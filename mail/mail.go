@@ -3,7 +3,14 @@
 // admin listener at /mail and by `boxoffice mail list|show`.
 package mail
 
-import "context"
+import (
+	"context"
+	"fmt"
+	netmail "net/mail"
+	"time"
+
+	"github.com/uptrace/bun"
+)
 
 // Message is one email: a plain-text and an HTML part, and attachments.
 type Message struct {
@@ -31,3 +38,32 @@ type Attachment struct {
 type Sender interface {
 	Send(ctx context.Context, m Message) error
 }
+
+// DefaultFrom is MAIL_FROM's default.
+const DefaultFrom = "Boxoffice <tickets@localhost>"
+
+// New returns the sender SMTP_URL asks for: an SMTP sender when smtpURL is
+// set (see NewSMTP, which opts tune), else the development mailbox in db.
+// Errors: a malformed smtpURL, named as SMTP_URL without its password.
+func New(db bun.IDB, smtpURL string, opts ...Option) (Sender, error) {
+	if smtpURL == "" {
+		return &Mailbox{DB: db}, nil
+	}
+	s, err := NewSMTP(smtpURL, opts...)
+	if err != nil {
+		return nil, err // not a nil *SMTP in a non-nil Sender
+	}
+	return s, nil
+}
+
+// CheckFrom reports whether from can be MAIL_FROM: one address, with or
+// without a display name ("Boxoffice <tickets@example.com>").
+func CheckFrom(from string) error {
+	if _, err := netmail.ParseAddress(from); err != nil {
+		return fmt.Errorf("MAIL_FROM %q is not an email address (e.g. %q)", from, DefaultFrom)
+	}
+	return nil
+}
+
+// now is the clock of a sender without one of its own.
+func now() time.Time { return time.Now().UTC() }

@@ -18,6 +18,7 @@ import (
 	"github.com/boxoffice/boxoffice/idempotency"
 	"github.com/boxoffice/boxoffice/jobs"
 	"github.com/boxoffice/boxoffice/live"
+	"github.com/boxoffice/boxoffice/mail"
 	"github.com/boxoffice/boxoffice/observe"
 	"github.com/boxoffice/boxoffice/payments"
 	"github.com/boxoffice/boxoffice/payments/devpay"
@@ -146,6 +147,9 @@ type Main struct {
 	CatalogWatch *store.CatalogWatch
 	// Live fans order and stock changes out to GraphQL subscriptions.
 	Live *live.Hub
+	// Mailbox is the development mailbox, shown at /mail on the admin
+	// listener and by `boxoffice mail`.
+	Mailbox *mail.Mailbox
 
 	limitStore *ratelimit.Store
 	trusted    []netip.Prefix
@@ -188,6 +192,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.ReadCache = readcache.NewCache(db, m.CatalogWatch, now, readcache.DefaultCacheBudget)
 	m.Live = live.New(db, m.Listener, cfg.Live, log)
 	m.Auth = &auth.Authenticator{DB: db}
+	m.Mailbox = &mail.Mailbox{DB: db, Now: now}
 	m.Admission = &admission.Gate{Auth: m.Auth, Limits: m.Limits}
 	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks, Password: cfg.Password,
 		MaxAppsPerAccount: cfg.MaxAppsPerAccount}

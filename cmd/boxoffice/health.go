@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/boxoffice/boxoffice/mailpage"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -16,12 +17,14 @@ import (
 )
 
 // AdminHandler returns the handler of the admin listener (ADMIN_ADDR):
-// /metrics, which the public port never serves, and the health checks.
+// /metrics and the development mailbox (/mail), which the public port
+// never serves, and the health checks.
 func (m *Main) AdminHandler() http.Handler {
 	r := chi.NewRouter()
 	r.Use(middleware.GetHead)
 	r.Get("/healthz", m.healthz)
 	r.Get("/readyz", m.readyz)
+	(&mailpage.Handler{Mailbox: m.Mailbox, Log: m.Log}).Routes(r)
 	r.Handle("/metrics", promhttp.HandlerFor(m.Metrics.Registry, promhttp.HandlerOpts{}))
 	// Go's profiler, for an operator on the admin network: CPU
 	// (/debug/pprof/profile?seconds=N), heap, goroutines. Never on the

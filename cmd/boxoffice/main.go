@@ -351,6 +351,7 @@ func newCLI(stdout, stderr io.Writer) *cli.Command {
 			webhooksCommand(stdout, stderr),
 			listenCommand(stdout, stderr),
 			auditCommand(stdout, stderr),
+			mailCommand(stdout, stderr),
 			healthcheckCommand(stdout),
 		},
 	}

@@ -77,3 +77,22 @@ func MustApp(tb testing.TB, db *store.DB) *store.App {
 	}
 	return app
 }
+
+// MustOrder stores a live paid order of app for one of c's ticket, as a
+// settled checkout leaves it, with reference ref.
+func MustOrder(tb testing.TB, db *store.DB, app *store.App, c *Catalog, ref string) *store.Order {
+	tb.Helper()
+	now := time.Now().UTC().Truncate(time.Second)
+	o := &store.Order{
+		Reference: ref, AppID: app.ID, Environment: store.EnvLive, Status: store.OrderPaid,
+		EventID: c.Event.ID, EventDateID: c.Date.ID, Currency: c.Ticket.Currency, TotalAmount: *c.Ticket.Price,
+		RequiresPayment: true, CustomerName: "Ama Mensah", CustomerEmail: "ama@example.com", CustomerPhone: "+233241234567",
+		SuccessURL: "https://shop.example/ok", CancelURL: "https://shop.example/cancel",
+		TicketsEmailStatus: store.TicketsEmailQueued, CreatedAt: now, UpdatedAt: now,
+	}
+	items := []store.OrderItem{{TicketID: c.Ticket.ID, Name: c.Ticket.Name, Quantity: 1, UnitPrice: *c.Ticket.Price}}
+	if err := store.InsertOrder(context.Background(), db, o, items); err != nil {
+		tb.Fatalf("storetest: insert order: %v", err)
+	}
+	return o
+}
