@@ -50,6 +50,7 @@ const (
 	AppCreate           = "app.create"
 	AppRename           = "app.rename"
 	AppStatus           = "app.status"
+	TicketEmails        = "app.ticket_emails"
 	RedirectAdd         = "app.redirect_domain_add"
 	RedirectRemove      = "app.redirect_domain_remove"
 	WebhookURL          = "app.webhook_url"

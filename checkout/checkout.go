@@ -20,6 +20,7 @@ import (
 	"github.com/boxoffice/boxoffice/idempotency"
 	"github.com/boxoffice/boxoffice/payments"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/tickets"
 	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/uptrace/bun"
 )
@@ -53,6 +54,8 @@ type Service struct {
 	DB          *store.DB
 	Idempotency *idempotency.Service
 	Webhooks    *webhook.Service
+	// Tickets issues the tickets of orders that become paid or completed.
+	Tickets *tickets.Service
 	// Payments creates the payments of live paid orders; nil means no
 	// provider is configured (payment_gateway_unavailable).
 	Payments payments.Provider
@@ -269,7 +272,8 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, claim *idem
 	}
 	items := make([]store.OrderItem, len(req.Items))
 	for i, it := range req.Items {
-		items[i] = store.OrderItem{TicketID: it.TicketID, Quantity: it.Quantity, UnitPrice: catalog.EffectivePrice(k.tickets[it.TicketID])}
+		t := k.tickets[it.TicketID]
+		items[i] = store.OrderItem{TicketID: it.TicketID, Name: t.Name, Quantity: it.Quantity, UnitPrice: catalog.EffectivePrice(t)}
 	}
 	if c.Live() && !k.free() {
 		if err := s.createPayment(ctx, req, k, order); err != nil {
@@ -289,8 +293,13 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, claim *idem
 			return err
 		}
 		if order.Status != store.OrderPending {
-			// Free carts settle at once: order.paid (sandbox) or order.completed (live).
-			if err := s.emit(ctx, tx, order); err != nil {
+			// Free carts settle at once: their tickets, and order.paid
+			// (sandbox) or order.completed (live) carrying them.
+			ts, err := s.Tickets.Issue(ctx, tx, order, items)
+			if err != nil {
+				return err
+			}
+			if err := s.emit(ctx, tx, order, &store.OrderDetail{Items: items, Tickets: ts}); err != nil {
 				return err
 			}
 		}

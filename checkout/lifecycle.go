@@ -25,8 +25,8 @@ var eventTypes = map[string]string{
 }
 
 // emit records the webhook of an order's new status in tx, with the order's
-// next sequence number.
-func (s *Service) emit(ctx context.Context, tx bun.Tx, o *store.Order) error {
+// next sequence number; d holds the order's items and tickets.
+func (s *Service) emit(ctx context.Context, tx bun.Tx, o *store.Order, d *store.OrderDetail) error {
 	seq, err := store.NextOrderSequence(ctx, tx, o.ID)
 	if err != nil {
 		return err
@@ -35,7 +35,7 @@ func (s *Service) emit(ctx context.Context, tx bun.Tx, o *store.Order) error {
 	id := o.ID
 	_, err = s.Webhooks.Emit(ctx, tx, webhook.Event{
 		AppID: o.AppID, Environment: o.Environment, Type: eventTypes[o.Status],
-		OrderID: &id, Sequence: seq, Data: map[string]any{"order": View(o)},
+		OrderID: &id, Sequence: seq, Data: map[string]any{"order": s.View(o, d)},
 	})
 	return err
 }
@@ -166,18 +166,25 @@ func (s *Service) move(ctx context.Context, tx bun.Tx, o *store.Order, to string
 	if err != nil || !moved {
 		return false, err
 	}
+	items, err := store.OrderItems(ctx, tx, o.ID)
+	if err != nil {
+		return false, err
+	}
 	if o.HoldsStock {
-		items, err := store.OrderItems(ctx, tx, o.ID)
-		if err != nil {
-			return false, err
-		}
 		for _, it := range items {
 			if err := store.SettleStock(ctx, tx, it.TicketID, it.Quantity, to == store.OrderPaid, now); err != nil {
 				return false, err
 			}
 		}
 	}
-	return true, s.emit(ctx, tx, o)
+	d := &store.OrderDetail{Items: items}
+	if to == store.OrderPaid {
+		// Issued here, once: only the move out of pending above gets here.
+		if d.Tickets, err = s.Tickets.Issue(ctx, tx, o, items); err != nil {
+			return false, err
+		}
+	}
+	return true, s.emit(ctx, tx, o, d)
 }
 
 // byReference returns an order by its reference. Text that cannot be a

@@ -11,6 +11,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/checkout"
+	"github.com/boxoffice/boxoffice/checkout/checkouttest"
 	"github.com/boxoffice/boxoffice/idempotency"
 	"github.com/boxoffice/boxoffice/payments"
 	"github.com/boxoffice/boxoffice/payments/devpay"
@@ -75,6 +76,7 @@ func setupLifecycle(t *testing.T, db *store.DB) *lifecycleBundle {
 	hooks := &webhook.Service{DB: db, Now: clock.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Enqueue: func(context.Context, bun.Tx, string, bool) error { return nil }}
 	svc := &checkout.Service{DB: db, Idempotency: &idempotency.Service{DB: db, Now: clock.Now}, Webhooks: hooks,
+		Tickets:  checkouttest.NewTickets(db, clock.Now),
 		Payments: devpay.New("http://boxoffice.test", db, clock.Now, slog.New(slog.NewTextHandler(io.Discard, nil))), Now: clock.Now, Config: checkout.DefaultConfig()}
 	return &lifecycleBundle{db: db, svc: svc, clock: clock, start: start, demo: demo}
 }

@@ -135,6 +135,28 @@ type ComplexityRoot struct {
 		Timezone func(childComplexity int) int
 	}
 
+	IssuedTicket struct {
+		CheckedInAt    func(childComplexity int) int
+		Code           func(childComplexity int) int
+		Environment    func(childComplexity int) int
+		EventID        func(childComplexity int) int
+		EventdateID    func(childComplexity int) int
+		ID             func(childComplexity int) int
+		OrderReference func(childComplexity int) int
+		Position       func(childComplexity int) int
+		Status         func(childComplexity int) int
+		TicketID       func(childComplexity int) int
+		TicketName     func(childComplexity int) int
+	}
+
+	LineItem struct {
+		Amount    func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Quantity  func(childComplexity int) int
+		TicketID  func(childComplexity int) int
+		UnitPrice func(childComplexity int) int
+	}
+
 	Money struct {
 		Amount   func(childComplexity int) int
 		Currency func(childComplexity int) int
@@ -145,13 +167,24 @@ type ComplexityRoot struct {
 	}
 
 	Order struct {
+		CheckoutURL      func(childComplexity int) int
 		CreatedAt        func(childComplexity int) int
 		Currency         func(childComplexity int) int
 		Environment      func(childComplexity int) int
+		EventID          func(childComplexity int) int
+		EventdateID      func(childComplexity int) int
+		ExpiresAt        func(childComplexity int) int
+		Items            func(childComplexity int) int
+		Metadata         func(childComplexity int) int
 		PaymentReference func(childComplexity int) int
 		Reference        func(childComplexity int) int
+		RequiresPayment  func(childComplexity int) int
 		Status           func(childComplexity int) int
 		StatusCode       func(childComplexity int) int
+		Tickets          func(childComplexity int) int
+		TicketsEmail     func(childComplexity int) int
+		TicketsURL       func(childComplexity int) int
+		TotalAmount      func(childComplexity int) int
 		UpdatedAt        func(childComplexity int) int
 	}
 
@@ -214,6 +247,11 @@ type ComplexityRoot struct {
 	TicketAvailability struct {
 		QuantityAvailable func(childComplexity int) int
 		TicketID          func(childComplexity int) int
+	}
+
+	TicketsEmail struct {
+		SentAt func(childComplexity int) int
+		Status func(childComplexity int) int
 	}
 
 	UserError struct {
@@ -708,6 +746,104 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EventPage.Timezone(childComplexity), true
 
+	case "IssuedTicket.checkedInAt":
+		if e.ComplexityRoot.IssuedTicket.CheckedInAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssuedTicket.CheckedInAt(childComplexity), true
+	case "IssuedTicket.code":
+		if e.ComplexityRoot.IssuedTicket.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssuedTicket.Code(childComplexity), true
+	case "IssuedTicket.environment":
+		if e.ComplexityRoot.IssuedTicket.Environment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssuedTicket.Environment(childComplexity), true
+	case "IssuedTicket.eventId":
+		if e.ComplexityRoot.IssuedTicket.EventID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssuedTicket.EventID(childComplexity), true
+	case "IssuedTicket.eventdateId":
+		if e.ComplexityRoot.IssuedTicket.EventdateID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssuedTicket.EventdateID(childComplexity), true
+	case "IssuedTicket.id":
+		if e.ComplexityRoot.IssuedTicket.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssuedTicket.ID(childComplexity), true
+	case "IssuedTicket.orderReference":
+		if e.ComplexityRoot.IssuedTicket.OrderReference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssuedTicket.OrderReference(childComplexity), true
+	case "IssuedTicket.position":
+		if e.ComplexityRoot.IssuedTicket.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssuedTicket.Position(childComplexity), true
+	case "IssuedTicket.status":
+		if e.ComplexityRoot.IssuedTicket.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssuedTicket.Status(childComplexity), true
+	case "IssuedTicket.ticketId":
+		if e.ComplexityRoot.IssuedTicket.TicketID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssuedTicket.TicketID(childComplexity), true
+	case "IssuedTicket.ticketName":
+		if e.ComplexityRoot.IssuedTicket.TicketName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssuedTicket.TicketName(childComplexity), true
+
+	case "LineItem.amount":
+		if e.ComplexityRoot.LineItem.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineItem.Amount(childComplexity), true
+	case "LineItem.name":
+		if e.ComplexityRoot.LineItem.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineItem.Name(childComplexity), true
+	case "LineItem.quantity":
+		if e.ComplexityRoot.LineItem.Quantity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineItem.Quantity(childComplexity), true
+	case "LineItem.ticketId":
+		if e.ComplexityRoot.LineItem.TicketID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineItem.TicketID(childComplexity), true
+	case "LineItem.unitPrice":
+		if e.ComplexityRoot.LineItem.UnitPrice == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LineItem.UnitPrice(childComplexity), true
+
 	case "Money.amount":
 		if e.ComplexityRoot.Money.Amount == nil {
 			break
@@ -733,6 +869,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.CreateCheckoutSession(childComplexity, args["input"].(model.CreateCheckoutSessionInput)), true
 
+	case "Order.checkoutUrl":
+		if e.ComplexityRoot.Order.CheckoutURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.CheckoutURL(childComplexity), true
 	case "Order.createdAt":
 		if e.ComplexityRoot.Order.CreatedAt == nil {
 			break
@@ -751,6 +893,36 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.Environment(childComplexity), true
+	case "Order.eventId":
+		if e.ComplexityRoot.Order.EventID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.EventID(childComplexity), true
+	case "Order.eventdateId":
+		if e.ComplexityRoot.Order.EventdateID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.EventdateID(childComplexity), true
+	case "Order.expiresAt":
+		if e.ComplexityRoot.Order.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.ExpiresAt(childComplexity), true
+	case "Order.items":
+		if e.ComplexityRoot.Order.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Items(childComplexity), true
+	case "Order.metadata":
+		if e.ComplexityRoot.Order.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Metadata(childComplexity), true
 	case "Order.paymentReference":
 		if e.ComplexityRoot.Order.PaymentReference == nil {
 			break
@@ -763,6 +935,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.Reference(childComplexity), true
+	case "Order.requiresPayment":
+		if e.ComplexityRoot.Order.RequiresPayment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.RequiresPayment(childComplexity), true
 	case "Order.status":
 		if e.ComplexityRoot.Order.Status == nil {
 			break
@@ -775,6 +953,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.StatusCode(childComplexity), true
+	case "Order.tickets":
+		if e.ComplexityRoot.Order.Tickets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Tickets(childComplexity), true
+	case "Order.ticketsEmail":
+		if e.ComplexityRoot.Order.TicketsEmail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.TicketsEmail(childComplexity), true
+	case "Order.ticketsUrl":
+		if e.ComplexityRoot.Order.TicketsURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.TicketsURL(childComplexity), true
+	case "Order.totalAmount":
+		if e.ComplexityRoot.Order.TotalAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.TotalAmount(childComplexity), true
 	case "Order.updatedAt":
 		if e.ComplexityRoot.Order.UpdatedAt == nil {
 			break
@@ -1086,6 +1288,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TicketAvailability.TicketID(childComplexity), true
+
+	case "TicketsEmail.sentAt":
+		if e.ComplexityRoot.TicketsEmail.SentAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketsEmail.SentAt(childComplexity), true
+	case "TicketsEmail.status":
+		if e.ComplexityRoot.TicketsEmail.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketsEmail.Status(childComplexity), true
 
 	case "UserError.code":
 		if e.ComplexityRoot.UserError.Code == nil {
@@ -1537,6 +1752,102 @@ type Order {
   paymentReference: String
   "The environment the order belongs to. REST: lower case."
   environment: Environment!
+  "The event the order is for."
+  eventId: Int!
+  "The event date the order is for (REST: eventdate_id, as the checkout input spells it)."
+  eventdateId: Int!
+  "The total as a decimal string with two fraction digits, such as 150.00: the sum of the items' amounts."
+  totalAmount: String!
+  "Whether the buyer pays (false for a free order)."
+  requiresPayment: Boolean!
+  "When a pending order expires unless paid (UTC); null once it is no longer pending."
+  expiresAt: DateTime
+  "Where the buyer pays while the order is pending; null otherwise."
+  checkoutUrl: String
+  "Your checkout request's metadata, as sent ({} when none)."
+  metadata: Map!
+  "What was bought, in the order the checkout request listed it."
+  items: [LineItem!]!
+  """
+  The tickets issued for the order, one per admission, by position; empty
+  until the order is paid or completed. Never cached: read it again for
+  check-ins and voids.
+  """
+  tickets: [IssuedTicket!]!
+  "The buyer's ticket page (every ticket with its QR code, and a PDF); null until tickets exist. Whoever holds this URL holds the tickets."
+  ticketsUrl: String
+  "Where the ticket email to the buyer stands."
+  ticketsEmail: TicketsEmail!
+}
+
+"One line of an order."
+type LineItem {
+  "The ticket type bought."
+  ticketId: Int!
+  "The ticket type's name when it was bought."
+  name: String!
+  "How many were bought."
+  quantity: Int!
+  "The price charged for one, a decimal string such as 150.00."
+  unitPrice: String!
+  "unitPrice × quantity, a decimal string."
+  amount: String!
+}
+
+"One admission of a paid order: what the buyer shows at the door."
+type IssuedTicket {
+  "The ticket's id, itk_…"
+  id: ID!
+  "The secret a door scanner reads (the QR code's payload): 32 or more characters of A-Z and 0-9; a test ticket's begins with TEST. Treat it like a password."
+  code: String!
+  "The order the ticket belongs to."
+  orderReference: String!
+  "The ticket type."
+  ticketId: Int!
+  "The ticket type's name when it was bought."
+  ticketName: String!
+  "The event the ticket admits to."
+  eventId: Int!
+  "The event date the ticket admits to."
+  eventdateId: Int!
+  "The ticket's place in its order, 1 to n, in item order."
+  position: Int!
+  "Whether the ticket is valid, checked in or void."
+  status: IssuedTicketStatus!
+  "When the ticket was first admitted (UTC); null until then."
+  checkedInAt: DateTime
+  "The environment of the ticket: a TEST ticket is never admitted by a live door."
+  environment: Environment!
+}
+
+"Where an issued ticket stands. REST: lower case."
+enum IssuedTicketStatus {
+  "Not yet admitted; admits once."
+  VALID
+  "Admitted at the door at least once."
+  CHECKED_IN
+  "Voided: never admitted."
+  VOID
+}
+
+"Where the ticket email to an order's buyer stands."
+type TicketsEmail {
+  "not sent, queued, sent or failed."
+  status: TicketsEmailStatus!
+  "When the mail server accepted the email (UTC); null until then."
+  sentAt: DateTime
+}
+
+"The state of a ticket email. REST: lower case."
+enum TicketsEmailStatus {
+  "No email is sent: a test order, an order without tickets, or an app that delivers tickets itself."
+  NOT_SENT
+  "Waiting to be sent, or being retried after a temporary failure."
+  QUEUED
+  "Accepted by the mail server."
+  SENT
+  "The mail server refused it for good, or retries ran out."
+  FAILED
 }
 
 "A page of events, numbered (REST: data and meta)."
@@ -2027,6 +2338,50 @@ func (ec *executionContext) childFields_EventPage(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type EventPage", field.Name)
 }
 
+func (ec *executionContext) childFields_IssuedTicket(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_IssuedTicket_id(ctx, field)
+	case "code":
+		return ec.fieldContext_IssuedTicket_code(ctx, field)
+	case "orderReference":
+		return ec.fieldContext_IssuedTicket_orderReference(ctx, field)
+	case "ticketId":
+		return ec.fieldContext_IssuedTicket_ticketId(ctx, field)
+	case "ticketName":
+		return ec.fieldContext_IssuedTicket_ticketName(ctx, field)
+	case "eventId":
+		return ec.fieldContext_IssuedTicket_eventId(ctx, field)
+	case "eventdateId":
+		return ec.fieldContext_IssuedTicket_eventdateId(ctx, field)
+	case "position":
+		return ec.fieldContext_IssuedTicket_position(ctx, field)
+	case "status":
+		return ec.fieldContext_IssuedTicket_status(ctx, field)
+	case "checkedInAt":
+		return ec.fieldContext_IssuedTicket_checkedInAt(ctx, field)
+	case "environment":
+		return ec.fieldContext_IssuedTicket_environment(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IssuedTicket", field.Name)
+}
+
+func (ec *executionContext) childFields_LineItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ticketId":
+		return ec.fieldContext_LineItem_ticketId(ctx, field)
+	case "name":
+		return ec.fieldContext_LineItem_name(ctx, field)
+	case "quantity":
+		return ec.fieldContext_LineItem_quantity(ctx, field)
+	case "unitPrice":
+		return ec.fieldContext_LineItem_unitPrice(ctx, field)
+	case "amount":
+		return ec.fieldContext_LineItem_amount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LineItem", field.Name)
+}
+
 func (ec *executionContext) childFields_Money(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "amount":
@@ -2055,6 +2410,28 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_paymentReference(ctx, field)
 	case "environment":
 		return ec.fieldContext_Order_environment(ctx, field)
+	case "eventId":
+		return ec.fieldContext_Order_eventId(ctx, field)
+	case "eventdateId":
+		return ec.fieldContext_Order_eventdateId(ctx, field)
+	case "totalAmount":
+		return ec.fieldContext_Order_totalAmount(ctx, field)
+	case "requiresPayment":
+		return ec.fieldContext_Order_requiresPayment(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_Order_expiresAt(ctx, field)
+	case "checkoutUrl":
+		return ec.fieldContext_Order_checkoutUrl(ctx, field)
+	case "metadata":
+		return ec.fieldContext_Order_metadata(ctx, field)
+	case "items":
+		return ec.fieldContext_Order_items(ctx, field)
+	case "tickets":
+		return ec.fieldContext_Order_tickets(ctx, field)
+	case "ticketsUrl":
+		return ec.fieldContext_Order_ticketsUrl(ctx, field)
+	case "ticketsEmail":
+		return ec.fieldContext_Order_ticketsEmail(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Order", field.Name)
 }
@@ -2151,6 +2528,16 @@ func (ec *executionContext) childFields_TicketAvailability(ctx context.Context, 
 		return ec.fieldContext_TicketAvailability_quantityAvailable(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TicketAvailability", field.Name)
+}
+
+func (ec *executionContext) childFields_TicketsEmail(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_TicketsEmail_status(ctx, field)
+	case "sentAt":
+		return ec.fieldContext_TicketsEmail_sentAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TicketsEmail", field.Name)
 }
 
 func (ec *executionContext) childFields_UserError(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3659,6 +4046,182 @@ func (ec *executionContext) fieldContext_EventPage_timezone(_ context.Context, f
 	return graphql.NewScalarFieldContext("EventPage", field, false, false, errNoChildren0)
 }
 
+func (ec *executionContext) _IssuedTicket_id(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssuedTicket_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssuedTicket_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren7)
+}
+
+func (ec *executionContext) _IssuedTicket_code(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.Code)
+}
+func (ec *executionContext) fieldContext_IssuedTicket_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren0)
+}
+
+func (ec *executionContext) _IssuedTicket_orderReference(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.OrderReference)
+}
+func (ec *executionContext) fieldContext_IssuedTicket_orderReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren0)
+}
+
+func (ec *executionContext) _IssuedTicket_ticketId(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
+	return (*intValue)(&obj.TicketID)
+}
+func (ec *executionContext) fieldContext_IssuedTicket_ticketId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren5)
+}
+
+func (ec *executionContext) _IssuedTicket_ticketName(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.TicketName)
+}
+func (ec *executionContext) fieldContext_IssuedTicket_ticketName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren0)
+}
+
+func (ec *executionContext) _IssuedTicket_eventId(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
+	return (*intValue)(&obj.EventID)
+}
+func (ec *executionContext) fieldContext_IssuedTicket_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren5)
+}
+
+func (ec *executionContext) _IssuedTicket_eventdateId(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
+	return (*intValue)(&obj.EventdateID)
+}
+func (ec *executionContext) fieldContext_IssuedTicket_eventdateId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren5)
+}
+
+func (ec *executionContext) _IssuedTicket_position(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
+	return (*intValue)(&obj.Position)
+}
+func (ec *executionContext) fieldContext_IssuedTicket_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren5)
+}
+
+func (ec *executionContext) _IssuedTicket_status(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssuedTicket_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNIssuedTicketStatus2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssuedTicket_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren8)
+}
+
+func (ec *executionContext) _IssuedTicket_checkedInAt(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssuedTicket_checkedInAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheckedInAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IssuedTicket_checkedInAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren1)
+}
+
+func (ec *executionContext) _IssuedTicket_environment(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IssuedTicket_environment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Environment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNEnvironment2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IssuedTicket_environment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren3)
+}
+
+func (ec *executionContext) _LineItem_ticketId(ctx context.Context, field graphql.CollectedField, obj *model.LineItem) (ret graphql.Marshaler) {
+	return (*intValue)(&obj.TicketID)
+}
+func (ec *executionContext) fieldContext_LineItem_ticketId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineItem", field, false, false, errNoChildren5)
+}
+
+func (ec *executionContext) _LineItem_name(ctx context.Context, field graphql.CollectedField, obj *model.LineItem) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.Name)
+}
+func (ec *executionContext) fieldContext_LineItem_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineItem", field, false, false, errNoChildren0)
+}
+
+func (ec *executionContext) _LineItem_quantity(ctx context.Context, field graphql.CollectedField, obj *model.LineItem) (ret graphql.Marshaler) {
+	return (*intValue)(&obj.Quantity)
+}
+func (ec *executionContext) fieldContext_LineItem_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineItem", field, false, false, errNoChildren5)
+}
+
+func (ec *executionContext) _LineItem_unitPrice(ctx context.Context, field graphql.CollectedField, obj *model.LineItem) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.UnitPrice)
+}
+func (ec *executionContext) fieldContext_LineItem_unitPrice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineItem", field, false, false, errNoChildren0)
+}
+
+func (ec *executionContext) _LineItem_amount(ctx context.Context, field graphql.CollectedField, obj *model.LineItem) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.Amount)
+}
+func (ec *executionContext) fieldContext_LineItem_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LineItem", field, false, false, errNoChildren0)
+}
+
 func (ec *executionContext) _Money_amount(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Amount)
 }
@@ -3744,7 +4307,7 @@ func (ec *executionContext) _Order_status(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Order_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren7)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren9)
 }
 
 func (ec *executionContext) _Order_statusCode(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
@@ -3835,6 +4398,190 @@ func (ec *executionContext) _Order_environment(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Order_environment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren3)
+}
+
+func (ec *executionContext) _Order_eventId(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+	return (*intValue)(&obj.EventID)
+}
+func (ec *executionContext) fieldContext_Order_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren5)
+}
+
+func (ec *executionContext) _Order_eventdateId(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+	return (*intValue)(&obj.EventdateID)
+}
+func (ec *executionContext) fieldContext_Order_eventdateId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren5)
+}
+
+func (ec *executionContext) _Order_totalAmount(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.TotalAmount)
+}
+func (ec *executionContext) fieldContext_Order_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
+}
+
+func (ec *executionContext) _Order_requiresPayment(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+	return (*boolValue)(&obj.RequiresPayment)
+}
+func (ec *executionContext) fieldContext_Order_requiresPayment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _Order_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Order_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren1)
+}
+
+func (ec *executionContext) _Order_checkoutUrl(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+	return optString(obj.CheckoutURL)
+}
+func (ec *executionContext) fieldContext_Order_checkoutUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
+}
+
+func (ec *executionContext) _Order_metadata(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_metadata(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metadata, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
+			return ec.marshalNMap2interface(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren10)
+}
+
+func (ec *executionContext) _Order_items(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.LineItem) graphql.Marshaler {
+			return ec.marshalNLineItem2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐLineItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Order",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LineItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Order_tickets(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_tickets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tickets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.IssuedTicket) graphql.Marshaler {
+			return ec.marshalNIssuedTicket2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐIssuedTicketᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_tickets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Order",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssuedTicket(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Order_ticketsUrl(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+	return optString(obj.TicketsURL)
+}
+func (ec *executionContext) fieldContext_Order_ticketsUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
+}
+
+func (ec *executionContext) _Order_ticketsEmail(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_ticketsEmail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TicketsEmail, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TicketsEmail) graphql.Marshaler {
+			return ec.marshalNTicketsEmail2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐTicketsEmail(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_ticketsEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Order",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TicketsEmail(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _PageNumbers_page(ctx context.Context, field graphql.CollectedField, obj *model.PageNumbers) (ret graphql.Marshaler) {
@@ -4617,6 +5364,52 @@ func (ec *executionContext) fieldContext_TicketAvailability_quantityAvailable(_ 
 	return graphql.NewScalarFieldContext("TicketAvailability", field, false, false, errNoChildren5)
 }
 
+func (ec *executionContext) _TicketsEmail_status(ctx context.Context, field graphql.CollectedField, obj *model.TicketsEmail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketsEmail_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNTicketsEmailStatus2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketsEmail_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketsEmail", field, false, false, errNoChildren11)
+}
+
+func (ec *executionContext) _TicketsEmail_sentAt(ctx context.Context, field graphql.CollectedField, obj *model.TicketsEmail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketsEmail_sentAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SentAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketsEmail_sentAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketsEmail", field, false, false, errNoChildren1)
+}
+
 func (ec *executionContext) _UserError_code(ctx context.Context, field graphql.CollectedField, obj *model.UserError) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Code)
 }
@@ -4774,7 +5567,7 @@ func (ec *executionContext) ___Directive_locations(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext___Directive_locations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren8)
+	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren12)
 }
 
 func (ec *executionContext) ___Directive_args(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -5365,7 +6158,7 @@ func (ec *executionContext) ___Type_kind(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext___Type_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren9)
+	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren13)
 }
 
 func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -6609,6 +7402,154 @@ func (ec *executionContext) _EventPage(ctx context.Context, sel ast.SelectionSet
 	return objectFields{fields: fields, values: out.Values}
 }
 
+var issuedTicketImplementors = []string{"IssuedTicket"}
+
+func (ec *executionContext) _IssuedTicket(ctx context.Context, sel ast.SelectionSet, obj *model.IssuedTicket) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, issuedTicketImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IssuedTicket")
+		case "id":
+			out.Values[i] = ec._IssuedTicket_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._IssuedTicket_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "orderReference":
+			out.Values[i] = ec._IssuedTicket_orderReference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ticketId":
+			out.Values[i] = ec._IssuedTicket_ticketId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ticketName":
+			out.Values[i] = ec._IssuedTicket_ticketName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "eventId":
+			out.Values[i] = ec._IssuedTicket_eventId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "eventdateId":
+			out.Values[i] = ec._IssuedTicket_eventdateId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "position":
+			out.Values[i] = ec._IssuedTicket_position(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._IssuedTicket_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "checkedInAt":
+			out.Values[i] = ec._IssuedTicket_checkedInAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "environment":
+			out.Values[i] = ec._IssuedTicket_environment(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return objectFields{fields: fields, values: out.Values}
+}
+
+var lineItemImplementors = []string{"LineItem"}
+
+func (ec *executionContext) _LineItem(ctx context.Context, sel ast.SelectionSet, obj *model.LineItem) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, lineItemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LineItem")
+		case "ticketId":
+			out.Values[i] = ec._LineItem_ticketId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._LineItem_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "quantity":
+			out.Values[i] = ec._LineItem_quantity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unitPrice":
+			out.Values[i] = ec._LineItem_unitPrice(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._LineItem_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return objectFields{fields: fields, values: out.Values}
+}
+
 var moneyImplementors = []string{"Money"}
 
 func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *model.Money) graphql.Marshaler {
@@ -6751,6 +7692,61 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "environment":
 			out.Values[i] = ec._Order_environment(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "eventId":
+			out.Values[i] = ec._Order_eventId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "eventdateId":
+			out.Values[i] = ec._Order_eventdateId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalAmount":
+			out.Values[i] = ec._Order_totalAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requiresPayment":
+			out.Values[i] = ec._Order_requiresPayment(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._Order_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "checkoutUrl":
+			out.Values[i] = ec._Order_checkoutUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "metadata":
+			out.Values[i] = ec._Order_metadata(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "items":
+			out.Values[i] = ec._Order_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tickets":
+			out.Values[i] = ec._Order_tickets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ticketsUrl":
+			out.Values[i] = ec._Order_ticketsUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ticketsEmail":
+			out.Values[i] = ec._Order_ticketsEmail(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7274,6 +8270,50 @@ func (ec *executionContext) _TicketAvailability(ctx context.Context, sel ast.Sel
 		case "quantityAvailable":
 			out.Values[i] = ec._TicketAvailability_quantityAvailable(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return objectFields{fields: fields, values: out.Values}
+}
+
+var ticketsEmailImplementors = []string{"TicketsEmail"}
+
+func (ec *executionContext) _TicketsEmail(ctx context.Context, sel ast.SelectionSet, obj *model.TicketsEmail) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ticketsEmailImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TicketsEmail")
+		case "status":
+			out.Values[i] = ec._TicketsEmail_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sentAt":
+			out.Values[i] = ec._TicketsEmail_sentAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -8011,6 +9051,22 @@ func (ec *executionContext) marshalNEventPage2ᚖgithubᚗcomᚋboxofficeᚋboxo
 	return ec._EventPage(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalID(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalID(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
 	res, err := graphql.UnmarshalInt(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -8019,6 +9075,96 @@ func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, 
 func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalInt(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNIssuedTicket2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐIssuedTicketᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.IssuedTicket) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIssuedTicket2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐIssuedTicket(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIssuedTicket2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐIssuedTicket(ctx context.Context, sel ast.SelectionSet, v *model.IssuedTicket) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IssuedTicket(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNIssuedTicketStatus2string(ctx context.Context, v any) (string, error) {
+	res, err := model.UnmarshalIssuedTicketStatus(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNIssuedTicketStatus2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalIssuedTicketStatus(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNLineItem2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐLineItemᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.LineItem) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLineItem2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐLineItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLineItem2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐLineItem(ctx context.Context, sel ast.SelectionSet, v *model.LineItem) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LineItem(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNMap2interface(ctx context.Context, v any) (any, error) {
+	res, err := graphql.UnmarshalAny(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMap2interface(ctx context.Context, sel ast.SelectionSet, v any) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalAny(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -8149,6 +9295,32 @@ func (ec *executionContext) marshalNTicketAvailability2ᚖgithubᚗcomᚋboxoffi
 		return graphql.Null
 	}
 	return ec._TicketAvailability(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTicketsEmail2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐTicketsEmail(ctx context.Context, sel ast.SelectionSet, v *model.TicketsEmail) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TicketsEmail(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNTicketsEmailStatus2string(ctx context.Context, v any) (string, error) {
+	res, err := model.UnmarshalTicketsEmailStatus(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTicketsEmailStatus2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalTicketsEmailStatus(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) marshalNUserError2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐUserErrorᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
@@ -8664,14 +9836,18 @@ func (ec *executionContext) marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgen�
 
 // Errors of scalar field contexts, made once (graph/sequential).
 var (
-	errNoChildren0 = errors.New("field of type String does not have child fields")
-	errNoChildren1 = errors.New("field of type DateTime does not have child fields")
-	errNoChildren2 = errors.New("field of type CheckoutSessionStatus does not have child fields")
-	errNoChildren3 = errors.New("field of type Environment does not have child fields")
-	errNoChildren4 = errors.New("field of type Boolean does not have child fields")
-	errNoChildren5 = errors.New("field of type Int does not have child fields")
-	errNoChildren6 = errors.New("field of type Float does not have child fields")
-	errNoChildren7 = errors.New("field of type OrderStatus does not have child fields")
-	errNoChildren8 = errors.New("field of type __DirectiveLocation does not have child fields")
-	errNoChildren9 = errors.New("field of type __TypeKind does not have child fields")
+	errNoChildren0  = errors.New("field of type String does not have child fields")
+	errNoChildren1  = errors.New("field of type DateTime does not have child fields")
+	errNoChildren10 = errors.New("field of type Map does not have child fields")
+	errNoChildren11 = errors.New("field of type TicketsEmailStatus does not have child fields")
+	errNoChildren12 = errors.New("field of type __DirectiveLocation does not have child fields")
+	errNoChildren13 = errors.New("field of type __TypeKind does not have child fields")
+	errNoChildren2  = errors.New("field of type CheckoutSessionStatus does not have child fields")
+	errNoChildren3  = errors.New("field of type Environment does not have child fields")
+	errNoChildren4  = errors.New("field of type Boolean does not have child fields")
+	errNoChildren5  = errors.New("field of type Int does not have child fields")
+	errNoChildren6  = errors.New("field of type Float does not have child fields")
+	errNoChildren7  = errors.New("field of type ID does not have child fields")
+	errNoChildren8  = errors.New("field of type IssuedTicketStatus does not have child fields")
+	errNoChildren9  = errors.New("field of type OrderStatus does not have child fields")
 )

@@ -18,6 +18,7 @@ import (
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/payments"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/tickets"
 	"github.com/boxoffice/boxoffice/webpage"
 	"github.com/go-chi/chi/v5"
 )
@@ -55,6 +56,10 @@ type view struct {
 	// Back is the partner's page for the outcome (success_url or
 	// cancel_url with the order reference), once there is one.
 	Back string
+	// TicketsURL is the buyer's ticket page once tickets exist; Emailed
+	// says they are being emailed too.
+	TicketsURL string
+	Emailed    bool
 }
 
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, sum *checkout.Summary, mode string) {
@@ -66,6 +71,10 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, sum *checkout.S
 	switch mode {
 	case "paid", "failed", "expired", "review":
 		v.Back = checkout.PartnerReturnURL(o, checkout.StatusAt(o, h.Now()))
+	}
+	if o.TicketsToken != nil {
+		v.TicketsURL = tickets.URL(h.Checkout.Config.PublicBaseURL, *o.TicketsToken)
+		v.Emailed = o.TicketsEmailStatus != store.TicketsEmailNotSent
 	}
 	// The pay form is answered with a redirect to the provider's page.
 	var to string

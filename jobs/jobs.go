@@ -1,7 +1,8 @@
 // Package jobs runs Boxoffice's durable background work on River: webhook
 // deliveries (retried with exponential backoff, at most webhook.MaxAttempts
 // times, in a queue of their own; a delivery whose app already has its
-// share of the workers, webhook.Slots, is snoozed rather than run), the
+// share of the workers, webhook.Slots, is snoozed rather than run), ticket
+// emails (retried for at least MailRetryWindow, in a queue of their own), the
 // periodic sweep that expires pending orders, and the periodic purge of
 // expired idempotency keys and portal sessions. Jobs live in the service's
 // own database, are inserted in the transaction of the change
@@ -25,6 +26,7 @@ import (
 	"github.com/boxoffice/boxoffice/idempotency"
 	"github.com/boxoffice/boxoffice/portal"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/tickets"
 	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
@@ -39,6 +41,8 @@ import (
 type Config struct {
 	// RetryBase is the first webhook retry delay; attempt n waits base·2^(n-1).
 	RetryBase time.Duration
+	// MailRetryBase is the first ticket email retry delay, doubling.
+	MailRetryBase time.Duration
 	// SweepInterval is how often pending orders are checked for expiry.
 	SweepInterval time.Duration
 	// PurgeInterval is how often expired idempotency keys and portal
@@ -74,16 +78,18 @@ const DefaultPurgeInterval = 5 * time.Minute
 
 // DefaultConfig returns production settings.
 func DefaultConfig() Config {
-	return Config{RetryBase: webhook.DefaultRetryBase, SweepInterval: 10 * time.Second, PurgeInterval: DefaultPurgeInterval,
+	return Config{RetryBase: webhook.DefaultRetryBase, MailRetryBase: DefaultMailRetryBase, SweepInterval: 10 * time.Second, PurgeInterval: DefaultPurgeInterval,
 		PollInterval: 250 * time.Millisecond, Workers: 8, RescueAfter: DefaultRescueAfter}
 }
 
 // Runner inserts and works jobs.
 type Runner struct {
-	inserter    *river.Client[*sql.Tx]
-	worker      startStopper
-	log         *slog.Logger
-	rescueAfter time.Duration
+	inserter *river.Client[*sql.Tx]
+	// mailAttempts is how many attempts a ticket email gets.
+	mailAttempts int
+	worker       startStopper
+	log          *slog.Logger
+	rescueAfter  time.Duration
 }
 
 type startStopper interface {
@@ -121,8 +127,9 @@ func riverConfig(cfg Config, workers *river.Workers, log *slog.Logger) (*river.C
 		return nil, fmt.Errorf("jobs: RescueAfter (%s) must be longer than the job timeout (%s)", rescueAfter, JobTimeout)
 	}
 	return &river.Config{
-		Logger:               slog.New(atLeast{log.Handler(), slog.LevelWarn}).With("component", "jobs"),
-		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(cfg.Workers, 1)}, QueueWebhooks: {MaxWorkers: max(cfg.Workers, 1), FetchCooldown: 10 * time.Millisecond}},
+		Logger: slog.New(atLeast{log.Handler(), slog.LevelWarn}).With("component", "jobs"),
+		Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(cfg.Workers, 1)}, QueueWebhooks: {MaxWorkers: max(cfg.Workers, 1), FetchCooldown: 10 * time.Millisecond},
+			QueueMail: {MaxWorkers: max(cfg.Workers/2, 1)}},
 		Workers:              workers,
 		RetryPolicy:          backoff{base: cfg.RetryBase},
 		FetchPollInterval:    cfg.PollInterval,
@@ -145,17 +152,19 @@ func riverConfig(cfg Config, workers *river.Workers, log *slog.Logger) (*river.C
 }
 
 // New builds a runner over db. It does not start working until Start.
-func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, keys *idempotency.Service, sessions *portal.Service,
+func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, tk *tickets.Service, keys *idempotency.Service, sessions *portal.Service,
 	cfg Config, log *slog.Logger) (*Runner, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &deliverWorker{hooks: hooks})
+	mailBase := cmp.Or(cfg.MailRetryBase, DefaultMailRetryBase)
+	river.AddWorker(workers, &ticketEmailWorker{tickets: tk, retry: mailBackoff{base: mailBase}})
 	river.AddWorker(workers, &expireWorker{orders: orders, log: log})
 	river.AddWorker(workers, &purgeWorker{keys: keys, sessions: sessions, log: log})
 	rc, err := riverConfig(cfg, workers, log)
 	if err != nil {
 		return nil, err
 	}
-	r := &Runner{log: log, rescueAfter: rc.RescueStuckJobsAfter}
+	r := &Runner{log: log, rescueAfter: rc.RescueStuckJobsAfter, mailAttempts: mailBackoff{base: mailBase}.attempts()}
 	if db.Postgres() {
 		// Inserts go through database/sql so they join Bun's transactions;
 		// the worker listens on the pgx pool for prompt pick-up.

@@ -19,6 +19,7 @@ import (
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/boxoffice/boxoffice/tickets"
 	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/boxoffice/boxoffice/webhook/verify"
 	"github.com/riverqueue/river"
@@ -131,10 +132,12 @@ func setup(t *testing.T, db *store.DB, cfg Config) *testBundle {
 	app, err := prov.CreateApp(ctx, provision.AppInput{AccountID: acc.ID, Name: "Shop", WebhookURL: rc.srv.URL})
 	require.NoError(t, err)
 	hooks := &webhook.Service{DB: db, Now: now, Log: discard, Client: webhook.NewClient(true), AllowPrivate: true}
-	orders := &checkout.Service{DB: db, Webhooks: hooks, Now: now, Config: checkout.DefaultConfig()}
-	runner, err := New(db, hooks, orders, &idempotency.Service{DB: db, Now: now}, &portal.Service{DB: db, Now: now}, cfg, discard)
+	tk := &tickets.Service{DB: db, Now: now}
+	orders := &checkout.Service{DB: db, Webhooks: hooks, Tickets: tk, Now: now, Config: checkout.DefaultConfig()}
+	runner, err := New(db, hooks, orders, tk, &idempotency.Service{DB: db, Now: now}, &portal.Service{DB: db, Now: now}, cfg, discard)
 	require.NoError(t, err)
 	hooks.Enqueue = runner.EnqueueDelivery
+	tk.EnqueueEmail = runner.EnqueueTicketEmail
 	return &testBundle{db: db, runner: runner, hooks: hooks, rc: rc, appID: app.App.ID, accountID: acc.ID}
 }
 
@@ -389,7 +392,7 @@ func TestPurge(t *testing.T) {
 
 		// A second instance on the same database: only the leader schedules.
 		orders := &checkout.Service{DB: db, Webhooks: tb.hooks, Now: time.Now, Config: checkout.DefaultConfig()}
-		other, err := New(db, tb.hooks, orders, &idempotency.Service{DB: db, Now: time.Now}, &portal.Service{DB: db, Now: time.Now}, fastConfig(), discard)
+		other, err := New(db, tb.hooks, orders, &tickets.Service{DB: db, Now: time.Now}, &idempotency.Service{DB: db, Now: time.Now}, &portal.Service{DB: db, Now: time.Now}, fastConfig(), discard)
 		require.NoError(t, err)
 		tb.start(t)
 		(&testBundle{runner: other}).start(t)

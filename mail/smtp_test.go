@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/boxoffice/boxoffice/mail"
+	"github.com/boxoffice/boxoffice/mail/mailtest"
 	"github.com/emersion/go-smtp"
 	"github.com/stretchr/testify/require"
 )
@@ -112,12 +113,12 @@ func parseMIME(t *testing.T, data []byte) (netmail.Header, []string, []part) {
 
 func TestSMTPDelivers(t *testing.T) {
 	t.Parallel()
-	srv := startSMTP(t, false)
+	srv := mailtest.Start(t, false)
 	m := ticketMail()
 	before := time.Now().Add(-time.Second)
-	require.NoError(t, mustSMTP(t, "smtp://127.0.0.1:"+srv.port()).Send(context.Background(), m))
+	require.NoError(t, mustSMTP(t, "smtp://127.0.0.1:"+srv.Port()).Send(context.Background(), m))
 
-	got := srv.messages()
+	got := srv.Messages()
 	require.Len(t, got, 1)
 	require.Equal(t, "tickets@boxoffice.example", got[0].From)
 	require.Equal(t, []string{"ama@example.com"}, got[0].To)
@@ -153,8 +154,8 @@ func TestSMTPDelivers(t *testing.T) {
 // connection of its own.
 func TestSMTPConcurrent(t *testing.T) {
 	t.Parallel()
-	srv := startSMTP(t, false, withAuth("ops", "secret"))
-	s := mustSMTP(t, "smtp://ops:secret@127.0.0.1:"+srv.port())
+	srv := mailtest.Start(t, false, mailtest.WithAuth("ops", "secret"))
+	s := mustSMTP(t, "smtp://ops:secret@127.0.0.1:"+srv.Port())
 	const n = 12
 	errs := make(chan error, n)
 	for i := range n {
@@ -167,7 +168,7 @@ func TestSMTPConcurrent(t *testing.T) {
 	for range n {
 		require.NoError(t, <-errs)
 	}
-	got := srv.messages()
+	got := srv.Messages()
 	require.Len(t, got, n)
 	seen := map[string]bool{}
 	for _, m := range got {
@@ -180,13 +181,13 @@ func TestSMTPConcurrent(t *testing.T) {
 // TestSMTPHeaders: what the message says is only ever header values.
 func TestSMTPHeaders(t *testing.T) {
 	t.Parallel()
-	srv := startSMTP(t, false)
+	srv := mailtest.Start(t, false)
 	m := ticketMail()
 	m.Subject = "Tickets\r\nBcc: thief@evil.example\r\n\r\nInjected body"
 	m.Attachments = []mail.Attachment{{Name: "a\"b\r\nX-Evil: 1.pdf", ContentType: "application/pdf\r\nX-Evil: 1", Data: []byte("x")}}
 	m.Text, m.HTML = "only text", ""
-	require.NoError(t, mustSMTP(t, "smtp://127.0.0.1:"+srv.port()).Send(context.Background(), m))
-	got := srv.messages()
+	require.NoError(t, mustSMTP(t, "smtp://127.0.0.1:"+srv.Port()).Send(context.Background(), m))
+	got := srv.Messages()
 	require.Len(t, got, 1)
 	require.Equal(t, []string{"ama@example.com"}, got[0].To, "no Bcc reached the envelope")
 	h, structure, leaves := parseMIME(t, got[0].Data)
@@ -221,15 +222,15 @@ func TestSMTPRefusals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			// Servers quote the recipient back: it must not reach a log.
-			srv := startSMTP(t, false, withRefusal(tt.command, tt.code, tt.enhanced, "<ama@example.com>: refused by policy"))
-			err := mustSMTP(t, "smtp://127.0.0.1:"+srv.port()).Send(context.Background(), ticketMail())
+			srv := mailtest.Start(t, false, mailtest.WithRefusal(tt.command, tt.code, tt.enhanced, "<ama@example.com>: refused by policy"))
+			err := mustSMTP(t, "smtp://127.0.0.1:"+srv.Port()).Send(context.Background(), ticketMail())
 			require.Error(t, err)
 			require.Equal(t, tt.permanent, mail.IsPermanent(err), "%v", err)
 			require.Contains(t, err.Error(), fmt.Sprintf("%d %d.%d.%d", tt.code, tt.enhanced[0], tt.enhanced[1], tt.enhanced[2]))
 			require.Contains(t, err.Error(), "refused by policy")
 			require.NotContains(t, err.Error(), "ama@example.com")
 			require.NotContains(t, err.Error(), "Ama")
-			require.Empty(t, srv.messages())
+			require.Empty(t, srv.Messages())
 		})
 	}
 }
@@ -268,15 +269,15 @@ func TestSMTPConnection(t *testing.T) {
 	})
 	t.Run("ErrInvalidRecipient", func(t *testing.T) {
 		t.Parallel()
-		srv := startSMTP(t, false)
+		srv := mailtest.Start(t, false)
 		for _, to := range []string{"", "not an address", "ama@", "a@example.com, b@example.com"} {
 			m := ticketMail()
 			m.To = to
-			err := mustSMTP(t, "smtp://127.0.0.1:"+srv.port()).Send(context.Background(), m)
+			err := mustSMTP(t, "smtp://127.0.0.1:"+srv.Port()).Send(context.Background(), m)
 			require.EqualError(t, err, "mail: address: the recipient is not a valid email address", "%q", to)
 			require.True(t, mail.IsPermanent(err), "%q", to)
 		}
-		require.Empty(t, srv.messages())
+		require.Empty(t, srv.Messages())
 	})
 	t.Run("ErrInvalidFrom", func(t *testing.T) {
 		t.Parallel()
@@ -324,8 +325,8 @@ func TestSMTPStalls(t *testing.T) {
 	})
 	t.Run("ErrStalledTransaction", func(t *testing.T) {
 		t.Parallel()
-		srv := startSMTP(t, false, withStall())
-		s := mustSMTP(t, "smtp://127.0.0.1:"+srv.port(), mail.WithTimeouts(10*time.Second, 300*time.Millisecond))
+		srv := mailtest.Start(t, false, mailtest.WithStall())
+		s := mustSMTP(t, "smtp://127.0.0.1:"+srv.Port(), mail.WithTimeouts(10*time.Second, 300*time.Millisecond))
 		err := within(t, 3*time.Second, func() error { return s.Send(context.Background(), ticketMail()) })
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		require.ErrorContains(t, err, "no answer within 300ms")
@@ -333,8 +334,8 @@ func TestSMTPStalls(t *testing.T) {
 	})
 	t.Run("ErrCancelled", func(t *testing.T) {
 		t.Parallel()
-		srv := startSMTP(t, false, withStall())
-		s := mustSMTP(t, "smtp://127.0.0.1:"+srv.port(), mail.WithTimeouts(10*time.Second, 10*time.Second))
+		srv := mailtest.Start(t, false, mailtest.WithStall())
+		s := mustSMTP(t, "smtp://127.0.0.1:"+srv.Port(), mail.WithTimeouts(10*time.Second, 10*time.Second))
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(200*time.Millisecond, cancel)
 		err := within(t, 3*time.Second, func() error { return s.Send(ctx, ticketMail()) })
@@ -343,13 +344,13 @@ func TestSMTPStalls(t *testing.T) {
 	})
 	t.Run("ErrCancelledBefore", func(t *testing.T) {
 		t.Parallel()
-		srv := startSMTP(t, false)
+		srv := mailtest.Start(t, false)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		err := mustSMTP(t, "smtp://127.0.0.1:"+srv.port()).Send(ctx, ticketMail())
+		err := mustSMTP(t, "smtp://127.0.0.1:"+srv.Port()).Send(ctx, ticketMail())
 		require.ErrorIs(t, err, context.Canceled)
 		require.False(t, mail.IsPermanent(err))
-		require.Empty(t, srv.messages())
+		require.Empty(t, srv.Messages())
 	})
 }
 
@@ -361,23 +362,23 @@ func TestSMTPAuth(t *testing.T) {
 	require.Equal(t, "ops%40kofi.example:p%40ss%3Aw%C3%B6rd%2F1", userinfo)
 	t.Run("OKLoopbackPlain", func(t *testing.T) {
 		t.Parallel()
-		srv := startSMTP(t, false, withAuth("ops@kofi.example", pass))
-		require.NoError(t, mustSMTP(t, "smtp://"+userinfo+"@127.0.0.1:"+srv.port()).Send(context.Background(), ticketMail()))
-		require.Len(t, srv.messages(), 1)
+		srv := mailtest.Start(t, false, mailtest.WithAuth("ops@kofi.example", pass))
+		require.NoError(t, mustSMTP(t, "smtp://"+userinfo+"@127.0.0.1:"+srv.Port()).Send(context.Background(), ticketMail()))
+		require.Len(t, srv.Messages(), 1)
 	})
 	t.Run("ErrWrongPassword", func(t *testing.T) {
 		t.Parallel()
-		srv := startSMTP(t, false, withAuth("ops@kofi.example", "other"))
-		err := mustSMTP(t, "smtp://"+userinfo+"@127.0.0.1:"+srv.port()).Send(context.Background(), ticketMail())
+		srv := mailtest.Start(t, false, mailtest.WithAuth("ops@kofi.example", "other"))
+		err := mustSMTP(t, "smtp://"+userinfo+"@127.0.0.1:"+srv.Port()).Send(context.Background(), ticketMail())
 		require.ErrorContains(t, err, "535")
 		require.NotContains(t, err.Error(), "wörd")
 		require.False(t, mail.IsPermanent(err), "credentials are configuration: retried once mended")
-		require.Empty(t, srv.messages())
+		require.Empty(t, srv.Messages())
 	})
 	t.Run("ErrAuthRequired", func(t *testing.T) {
 		t.Parallel()
-		srv := startSMTP(t, false, withAuth("ops@kofi.example", pass))
-		err := mustSMTP(t, "smtp://127.0.0.1:"+srv.port()).Send(context.Background(), ticketMail())
+		srv := mailtest.Start(t, false, mailtest.WithAuth("ops@kofi.example", pass))
+		err := mustSMTP(t, "smtp://127.0.0.1:"+srv.Port()).Send(context.Background(), ticketMail())
 		require.ErrorContains(t, err, "502 5.7.0")
 		require.True(t, mail.IsPermanent(err), "a 5xx to MAIL FROM")
 	})
@@ -387,50 +388,50 @@ func TestSMTPAuth(t *testing.T) {
 // travel encrypted.
 func TestSMTPTLS(t *testing.T) {
 	t.Parallel()
-	ca := mustCA(t)
+	ca := mailtest.MustCA(t)
 	trust := mail.WithTLSConfig(&tls.Config{RootCAs: ca.Roots})
 	t.Run("OKStartTLS", func(t *testing.T) {
 		t.Parallel()
-		srv := startSMTP(t, false, withTLS(ca.Cert), withAuth("ops", "secret"))
-		s := mustSMTP(t, "smtp://ops:secret@mail.example:2525", trust, mail.WithDialer(srv.dialer()))
+		srv := mailtest.Start(t, false, mailtest.WithTLS(ca.Cert), mailtest.WithAuth("ops", "secret"))
+		s := mustSMTP(t, "smtp://ops:secret@mail.example:2525", trust, mail.WithDialer(srv.Dialer()))
 		require.NoError(t, s.Send(context.Background(), ticketMail()))
-		got := srv.messages()
+		got := srv.Messages()
 		require.Len(t, got, 1)
 		require.True(t, got[0].TLS, "sent after STARTTLS")
 	})
 	t.Run("ErrNoStartTLS", func(t *testing.T) {
 		t.Parallel()
-		srv := startSMTP(t, false, withAuth("ops", "secret"))
-		s := mustSMTP(t, "smtp://ops:secret@mail.example:2525", trust, mail.WithDialer(srv.dialer()))
+		srv := mailtest.Start(t, false, mailtest.WithAuth("ops", "secret"))
+		s := mustSMTP(t, "smtp://ops:secret@mail.example:2525", trust, mail.WithDialer(srv.Dialer()))
 		err := s.Send(context.Background(), ticketMail())
 		require.ErrorContains(t, err, "STARTTLS")
 		require.False(t, mail.IsPermanent(err))
-		require.Zero(t, srv.authAttempts(), "the password was never sent")
-		require.Empty(t, srv.messages())
+		require.Zero(t, srv.AuthAttempts(), "the password was never sent")
+		require.Empty(t, srv.Messages())
 	})
 	t.Run("ErrUntrustedCertificate", func(t *testing.T) {
 		t.Parallel()
-		srv := startSMTP(t, false, withTLS(ca.Cert), withAuth("ops", "secret"))
-		s := mustSMTP(t, "smtp://ops:secret@mail.example:2525", mail.WithDialer(srv.dialer()))
+		srv := mailtest.Start(t, false, mailtest.WithTLS(ca.Cert), mailtest.WithAuth("ops", "secret"))
+		s := mustSMTP(t, "smtp://ops:secret@mail.example:2525", mail.WithDialer(srv.Dialer()))
 		err := s.Send(context.Background(), ticketMail())
 		require.ErrorContains(t, err, "certificate")
 		require.False(t, mail.IsPermanent(err))
-		require.Zero(t, srv.authAttempts())
-		require.Empty(t, srv.messages())
+		require.Zero(t, srv.AuthAttempts())
+		require.Empty(t, srv.Messages())
 	})
 	t.Run("OKImplicitTLS", func(t *testing.T) {
 		t.Parallel()
-		srv := startSMTP(t, true, withTLS(ca.Cert), withAuth("ops", "secret"))
-		s := mustSMTP(t, "smtps://ops:secret@mail.example", trust, mail.WithDialer(srv.dialer()))
+		srv := mailtest.Start(t, true, mailtest.WithTLS(ca.Cert), mailtest.WithAuth("ops", "secret"))
+		s := mustSMTP(t, "smtps://ops:secret@mail.example", trust, mail.WithDialer(srv.Dialer()))
 		require.NoError(t, s.Send(context.Background(), ticketMail()))
-		got := srv.messages()
+		got := srv.Messages()
 		require.Len(t, got, 1)
 		require.True(t, got[0].TLS)
 	})
 	t.Run("ErrImplicitTLSUntrusted", func(t *testing.T) {
 		t.Parallel()
-		srv := startSMTP(t, true, withTLS(ca.Cert))
-		err := mustSMTP(t, "smtps://127.0.0.1:"+srv.port()).Send(context.Background(), ticketMail())
+		srv := mailtest.Start(t, true, mailtest.WithTLS(ca.Cert))
+		err := mustSMTP(t, "smtps://127.0.0.1:"+srv.Port()).Send(context.Background(), ticketMail())
 		require.ErrorContains(t, err, "certificate")
 		require.False(t, mail.IsPermanent(err))
 	})

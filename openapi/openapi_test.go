@@ -220,7 +220,8 @@ func TestErrorResponsesByStatus(t *testing.T) {
 
 func TestNullableFields(t *testing.T) {
 	doc := load(t)
-	// The spec's nullable fields (sections 2.1–2.5), and only those.
+	// The spec's nullable fields (sections 2.1–2.5, and fulfilment.md's
+	// section 1), and only those.
 	want := map[string][]string{
 		"Event": {"description", "image_url", "ussd_code", "ussd_full_code", "next_startdate", "last_enddate",
 			"next_startdate_iso", "last_enddate_iso", "next_startdate_display", "last_enddate_display"},
@@ -229,7 +230,10 @@ func TestNullableFields(t *testing.T) {
 		"Ticket": {"description", "price", "promotionalprice", "quantity", "ticketsperattendee", "salesstartdate",
 			"salesenddate", "salesstartdate_iso", "salesenddate_iso"},
 		"CheckoutSession": {"checkout_url", "expires_at", "total_amount", "payment_reference"},
-		"Order":           {"currency", "created_at", "updated_at", "payment_reference"},
+		"Order": {"currency", "created_at", "updated_at", "payment_reference", "expires_at", "checkout_url",
+			"tickets_url"},
+		"IssuedTicket": {"checked_in_at"},
+		"LineItem":     nil,
 	}
 	for name, fields := range want {
 		s := doc.Components.Schemas[name].Value

@@ -115,6 +115,17 @@ func (s *Service) SendTestEvent(ctx context.Context, sess *Session, appID int64,
 	return s.Webhooks.EmitTest(asPartner(ctx), appID, env)
 }
 
+// SetTicketEmails switches the ticket emails of the app's live orders on
+// or off (off: the app delivers tickets itself).
+// Errors: account_pending_approval, account_disabled, not_found.
+func (s *Service) SetTicketEmails(ctx context.Context, sess *Session, appID int64, on bool) error {
+	if _, err := s.ownApp(ctx, sess, appID); err != nil {
+		return err
+	}
+	_, err := s.Provision.SetTicketEmails(asPartner(ctx), appID, on)
+	return err
+}
+
 // ResumeWebhooks starts deliveries to the app's webhook URL again after
 // they were disabled for failing too long.
 // Errors: account_pending_approval, account_disabled, not_found,

@@ -141,6 +141,8 @@ var notices = map[string]string{
 	"test-sent":        "Test event queued. It appears in the delivery log below; reload to follow its delivery.",
 	"redelivered":      "Event queued for redelivery.",
 	"webhook-resumed":  "Deliveries resumed. Redeliver from the log below the events that failed while they were disabled.",
+	"emails-on":        "Ticket emails are on: buyers of live orders paid from now on get their tickets by email.",
+	"emails-off":       "Ticket emails are off: deliver tickets to your buyers from each order's tickets or tickets_url.",
 }
 
 func appID(r *http.Request) int64 {
@@ -313,4 +315,19 @@ func (h *Handler) resumeWebhooks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	back(w, r, id, "webhook-resumed")
+}
+
+// setTicketEmails switches the app's ticket emails on or off.
+func (h *Handler) setTicketEmails(w http.ResponseWriter, r *http.Request) {
+	id := appID(r)
+	on := r.PostFormValue("ticket-emails")
+	if on != "on" && on != "off" {
+		h.actionFailed(w, r, apperr.Validation(apperr.Details{"ticket-emails": {"must be on or off"}}))
+		return
+	}
+	if err := h.Service.SetTicketEmails(r.Context(), sessionFrom(r), id, on == "on"); err != nil {
+		h.actionFailed(w, r, err)
+		return
+	}
+	back(w, r, id, "emails-"+on)
 }

@@ -70,6 +70,7 @@ func (h *Handler) Routes() http.Handler {
 			r.Post("/webhook-secret", h.rotateWebhookSecret)
 			r.Post("/test-event", h.sendTestEvent)
 			r.Post("/webhook-resume", h.resumeWebhooks)
+			r.Post("/ticket-emails", h.setTicketEmails)
 			r.Post("/events/{event}/redeliver", h.redeliver)
 		})
 	})

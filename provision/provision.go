@@ -399,6 +399,31 @@ func (s *Service) SetAppStatus(ctx context.Context, id int64, status string) err
 	})
 }
 
+// SetTicketEmails switches an app's ticket emails on or off: off is for an
+// app that delivers tickets to its buyers itself, whose later orders'
+// tickets_email stays not_sent. Orders already queued are still sent.
+// Errors: not_found.
+func (s *Service) SetTicketEmails(ctx context.Context, id int64, on bool) (*store.App, error) {
+	var out *store.App
+	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		app, err := s.app(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		now := s.Now().UTC()
+		if err := store.SetTicketEmails(ctx, tx, id, on, now); err != nil {
+			return err
+		}
+		app.TicketEmails, app.UpdatedAt, out = on, now, app
+		detail := "off"
+		if on {
+			detail = "on"
+		}
+		return audit.Record(ctx, tx, now, audit.Entry{AccountID: app.AccountID, AppID: app.ID, Action: audit.TicketEmails, Detail: detail})
+	})
+	return out, err
+}
+
 // ListApps returns the apps, oldest first; with an account id, only that
 // account's, and an error when the account does not exist (so "no apps" is
 // never a typo's answer).

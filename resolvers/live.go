@@ -3,7 +3,6 @@ package resolvers
 import (
 	"context"
 
-	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph/model"
 	"github.com/boxoffice/boxoffice/live"
 )
@@ -24,11 +23,11 @@ func (r *Resolver) OrderUpdated(ctx context.Context, reference string) (<-chan *
 	// subscriber's read serves every subscriber of the topic.
 	return live.Subscribe(ctx, r.Live, live.TenantOf(c.AccountID, c.AppID, c.Environment), live.OrderTopic(reference),
 		func(ctx context.Context) (*model.Order, error) {
-			o, err := r.Checkout.Order(ctx, c, reference)
+			v, err := r.Checkout.OrderView(ctx, c, reference)
 			if err != nil {
 				return nil, err
 			}
-			return toOrder(checkout.View(o)), nil
+			return toOrder(v), nil
 		})
 }
 

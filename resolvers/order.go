@@ -7,6 +7,7 @@ import (
 	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph/model"
+	"github.com/boxoffice/boxoffice/tickets"
 )
 
 // caller is the authenticated app of the request.
@@ -27,11 +28,11 @@ func (r *Resolver) Order(ctx context.Context, reference string) (*model.Order, e
 	if err != nil {
 		return nil, err
 	}
-	o, err := r.Checkout.Order(ctx, c, reference)
+	v, err := r.Checkout.OrderView(ctx, c, reference)
 	if err != nil {
 		return nil, err
 	}
-	return toOrder(checkout.View(o)), nil
+	return toOrder(v), nil
 }
 
 // CreateCheckoutSession is POST /checkout-sessions and
@@ -89,9 +90,32 @@ func toCheckoutSession(s *checkout.Session) *model.CheckoutSession {
 // toOrder converts checkout's view of an order, the one webhook payloads
 // carry, into the API's Order.
 func toOrder(v *checkout.OrderView) *model.Order {
-	return &model.Order{
+	o := &model.Order{
 		Reference: v.Reference, Status: v.Status, StatusCode: v.StatusCode, Currency: v.Currency,
 		CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt, PaymentReference: v.PaymentReference,
 		Environment: v.Environment,
+		EventID:     int(v.EventID), EventdateID: int(v.EventdateID), TotalAmount: v.TotalAmount,
+		RequiresPayment: v.RequiresPayment, ExpiresAt: v.ExpiresAt, CheckoutURL: v.CheckoutURL,
+		Metadata: v.Metadata, TicketsURL: v.TicketsURL,
+		Items:        make([]*model.LineItem, len(v.Items)),
+		Tickets:      make([]*model.IssuedTicket, len(v.Tickets)),
+		TicketsEmail: &model.TicketsEmail{Status: v.TicketsEmail.Status, SentAt: v.TicketsEmail.SentAt},
+	}
+	for i, it := range v.Items {
+		o.Items[i] = &model.LineItem{TicketID: int(it.TicketID), Name: it.Name, Quantity: int(it.Quantity),
+			UnitPrice: it.UnitPrice, Amount: it.Amount}
+	}
+	for i, t := range v.Tickets {
+		o.Tickets[i] = toIssuedTicket(t)
+	}
+	return o
+}
+
+// toIssuedTicket converts an issued ticket into the API's.
+func toIssuedTicket(t *tickets.View) *model.IssuedTicket {
+	return &model.IssuedTicket{
+		ID: t.ID, Code: t.Code, OrderReference: t.OrderReference, TicketID: int(t.TicketID), TicketName: t.TicketName,
+		EventID: int(t.EventID), EventdateID: int(t.EventdateID), Position: int(t.Position), Status: t.Status,
+		CheckedInAt: t.CheckedInAt, Environment: t.Environment,
 	}
 }

@@ -216,7 +216,10 @@ func TestOrder(t *testing.T) {
 		require.NoError(t, err)
 		stored, err := store.OrderByReference(b.ctx, db, sess.OrderReference)
 		require.NoError(t, err)
-		require.JSONEq(t, mustJSON(t, checkout.View(stored)), mustJSON(t, o))
+		views, err := b.Service.Views(b.ctx, db, []*store.Order{stored})
+		require.NoError(t, err)
+		require.JSONEq(t, mustJSON(t, views[0]), mustJSON(t, o))
+		require.Len(t, o.Items, 1)
 
 		_, err = b.r.Order(context.Background(), sess.OrderReference)
 		require.Equal(t, apperr.Unauthorized, apperr.CodeOf(err))

@@ -17,19 +17,19 @@ const (
 type App struct {
 	bun.BaseModel `bun:"table:apps,alias:app"`
 
-	ID              int64     `bun:"id,pk,autoincrement"`
-	AccountID       int64     `bun:"account_id,notnull"`
-	Name            string    `bun:"name,notnull"`
-	Status          string    `bun:"status,notnull"`
-	RedirectDomains []string  `bun:"redirect_domains,type:text,notnull"`
-	WebhookURL      string    `bun:"webhook_url,nullzero"`
-	WebhookSecret   string    `bun:"webhook_secret,notnull"`
+	ID              int64    `bun:"id,pk,autoincrement"`
+	AccountID       int64    `bun:"account_id,notnull"`
+	Name            string   `bun:"name,notnull"`
+	Status          string   `bun:"status,notnull"`
+	RedirectDomains []string `bun:"redirect_domains,type:text,notnull"`
+	WebhookURL      string   `bun:"webhook_url,nullzero"`
+	WebhookSecret   string   `bun:"webhook_secret,notnull"`
 	// TicketEmails is false for an app that delivers tickets itself. A
 	// new app sends them (an insert of false stores the default, true);
 	// SetTicketEmails switches them.
-	TicketEmails bool `bun:"ticket_emails,nullzero,notnull,default:true"`
-	CreatedAt       time.Time `bun:"created_at,notnull"`
-	UpdatedAt       time.Time `bun:"updated_at,notnull"`
+	TicketEmails bool      `bun:"ticket_emails,nullzero,notnull,default:true"`
+	CreatedAt    time.Time `bun:"created_at,notnull"`
+	UpdatedAt    time.Time `bun:"updated_at,notnull"`
 }
 
 // InsertApp stores a new app and sets its ID.

@@ -60,8 +60,8 @@ type Order struct {
 	// TicketsEmailSentAt when the mail server accepted it.
 	TicketsEmailStatus string    `bun:"tickets_email_status,notnull"`
 	TicketsEmailSentAt time.Time `bun:"tickets_email_sent_at,nullzero"`
-	CreatedAt        time.Time      `bun:"created_at,notnull"`
-	UpdatedAt        time.Time      `bun:"updated_at,notnull"`
+	CreatedAt          time.Time `bun:"created_at,notnull"`
+	UpdatedAt          time.Time `bun:"updated_at,notnull"`
 }
 
 // OrderItem is one line of an order: a ticket, a quantity and the unit
@@ -69,9 +69,9 @@ type Order struct {
 type OrderItem struct {
 	bun.BaseModel `bun:"table:order_items,alias:oi"`
 
-	ID        int64 `bun:"id,pk,autoincrement"`
-	OrderID   int64 `bun:"order_id,notnull"`
-	TicketID  int64 `bun:"ticket_id,notnull"`
+	ID       int64 `bun:"id,pk,autoincrement"`
+	OrderID  int64 `bun:"order_id,notnull"`
+	TicketID int64 `bun:"ticket_id,notnull"`
 	// Name is the ticket type's name when it was bought.
 	Name      string `bun:"name,notnull"`
 	Quantity  int64  `bun:"quantity,notnull"`
@@ -117,6 +117,13 @@ func PlausibleReference(ref string) bool {
 func OrderByReference(ctx context.Context, db bun.IDB, ref string) (*Order, error) {
 	o := new(Order)
 	err := db.NewSelect().Model(o).Where("o.reference = ?", ref).Scan(ctx)
+	return o, translate(err)
+}
+
+// OrderByID returns the order with this id. Errors: ErrNotFound.
+func OrderByID(ctx context.Context, db bun.IDB, id int64) (*Order, error) {
+	o := new(Order)
+	err := db.NewSelect().Model(o).Where("o.id = ?", id).Scan(ctx)
 	return o, translate(err)
 }
 

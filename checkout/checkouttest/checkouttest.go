@@ -17,6 +17,7 @@ import (
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/seed"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/tickets"
 	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/uptrace/bun"
 )
@@ -44,10 +45,17 @@ func MustNew(tb testing.TB, db *store.DB) *Fixture {
 	hooks := &webhook.Service{DB: db, Now: clock, Log: log,
 		Enqueue: func(context.Context, bun.Tx, string, bool) error { return nil }}
 	svc := &checkout.Service{
-		DB: db, Idempotency: &idempotency.Service{DB: db, Now: clock}, Webhooks: hooks,
+		DB: db, Idempotency: &idempotency.Service{DB: db, Now: clock}, Webhooks: hooks, Tickets: NewTickets(db, clock),
 		Payments: devpay.New("http://boxoffice.test", db, clock, log), Now: clock, Config: checkout.DefaultConfig(),
 	}
 	return &Fixture{DB: db, Service: svc, Demo: demo, Now: now}
+}
+
+// NewTickets returns a tickets service over db whose ticket emails are
+// queued in the order but never sent (no job runner).
+func NewTickets(db *store.DB, now func() time.Time) *tickets.Service {
+	return &tickets.Service{DB: db, Now: now, PublicBaseURL: checkout.DefaultConfig().PublicBaseURL,
+		EnqueueEmail: func(context.Context, bun.Tx, int64) error { return nil }}
 }
 
 // ID returns the id of a demo event, date or ticket by its reference, as

@@ -30,6 +30,7 @@ import (
 	"github.com/boxoffice/boxoffice/resolvers"
 	"github.com/boxoffice/boxoffice/rest"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/tickets"
 	"github.com/boxoffice/boxoffice/webhook"
 )
 
@@ -96,6 +97,12 @@ type Config struct {
 	Password auth.PasswordParams
 	// WebhookStreams tunes the event streams `boxoffice listen` reads.
 	WebhookStreams webhook.StreamConfig
+	// SMTPURL is the mail server of ticket emails; empty sends them to the
+	// development mailbox. MailFrom is their sender; MailRetryBase the
+	// first delay of their retries.
+	SMTPURL       string
+	MailFrom      string
+	MailRetryBase time.Duration
 }
 
 // DefaultConfig returns OPERATOR.md's defaults.
@@ -113,6 +120,7 @@ func DefaultConfig() Config {
 		LiveInitTimeout: graph.DefaultLive().InitTimeout, LivePingInterval: graph.DefaultLive().PingInterval,
 		Portal:         portal.DefaultConfig(),
 		WebhookStreams: webhook.DefaultStreamConfig(),
+		MailFrom:       mail.DefaultFrom, MailRetryBase: jobs.DefaultMailRetryBase,
 	}
 }
 
@@ -131,15 +139,18 @@ type Main struct {
 	Portal      *portal.Service
 	Idempotency *idempotency.Service
 	Checkout    *checkout.Service
-	Webhooks    *webhook.Service
-	Streams     *webhook.Streams
-	Jobs        *jobs.Runner
-	Limits      *ratelimit.Limits
-	Admission   *admission.Gate
-	Metrics     *observe.Metrics
-	Payments    payments.Provider
-	devPay      *devpay.Provider
-	Resolver    *resolvers.Resolver
+	Tickets     *tickets.Service
+	// Mail sends ticket emails: SMTP, or the development mailbox.
+	Mail      mail.Sender
+	Webhooks  *webhook.Service
+	Streams   *webhook.Streams
+	Jobs      *jobs.Runner
+	Limits    *ratelimit.Limits
+	Admission *admission.Gate
+	Metrics   *observe.Metrics
+	Payments  payments.Provider
+	devPay    *devpay.Provider
+	Resolver  *resolvers.Resolver
 	// Listener is the process's one PostgreSQL LISTEN connection, shared
 	// by the catalog watch, Live and the webhook event streams.
 	Listener *store.Listener
@@ -209,7 +220,17 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	if err := m.openPayments(cfg); err != nil {
 		return nil, err
 	}
-	m.Checkout = &checkout.Service{DB: db, Idempotency: m.Idempotency, Webhooks: m.Webhooks, Payments: m.Payments, Now: now, Config: checkout.Config{
+	if err := mail.CheckFrom(cfg.MailFrom); err != nil {
+		return nil, err
+	}
+	m.Mail = m.Mailbox
+	if cfg.SMTPURL != "" {
+		if m.Mail, err = mail.NewSMTP(cfg.SMTPURL); err != nil {
+			return nil, err
+		}
+	}
+	m.Tickets = &tickets.Service{DB: db, Now: now, PublicBaseURL: cfg.PublicBaseURL, Mail: m.Mail, From: cfg.MailFrom}
+	m.Checkout = &checkout.Service{DB: db, Idempotency: m.Idempotency, Webhooks: m.Webhooks, Tickets: m.Tickets, Payments: m.Payments, Now: now, Config: checkout.Config{
 		PublicBaseURL: cfg.PublicBaseURL, SandboxExpiry: cfg.SandboxExpiry, LiveExpiry: cfg.LiveExpiry,
 		FreeDailyAppCap: cfg.FreeDailyAppCap, FreeDailyBuyerEventCap: cfg.FreeDailyBuyerEventCap,
 		LiveFreeDisabled: cfg.LiveFreeDisabled,
@@ -225,12 +246,14 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Resolver = &resolvers.Resolver{Catalog: m.Catalog, Checkout: m.Checkout, Live: m.Live, Now: now}
 	jc := cfg.Jobs
 	jc.RetryBase = cfg.WebhookRetryBase
-	runner, err := jobs.New(db, m.Webhooks, m.Checkout, m.Idempotency, m.Portal, jc, log)
+	jc.MailRetryBase = cfg.MailRetryBase
+	runner, err := jobs.New(db, m.Webhooks, m.Checkout, m.Tickets, m.Idempotency, m.Portal, jc, log)
 	if err != nil {
 		return nil, err
 	}
 	m.Jobs = runner
 	m.Webhooks.Enqueue = runner.EnqueueDelivery
+	m.Tickets.EnqueueEmail = runner.EnqueueTicketEmail
 	return m, nil
 }
 

@@ -258,7 +258,7 @@ func TestCLI(t *testing.T) {
 		list := mustJSON(t, dbURL, "apps", "list", "--account", "1", "--json")
 		apps := list["apps"].([]any)
 		require.Len(t, apps, 1)
-		require.ElementsMatch(t, []string{"id", "account_id", "name", "status", "redirect_domains", "webhook_url", "created_at", "updated_at"},
+		require.ElementsMatch(t, []string{"id", "account_id", "name", "status", "redirect_domains", "webhook_url", "ticket_emails", "created_at", "updated_at"},
 			keys(apps[0].(map[string]any)))
 		noSecrets(mustMarshal(t, list))
 		out, err := runCLI(t, dbURL, "apps", "list")
@@ -269,7 +269,7 @@ func TestCLI(t *testing.T) {
 		require.ErrorContains(t, err, "account 99 does not exist")
 
 		show := mustJSON(t, dbURL, "apps", "show", "1", "--json")
-		require.ElementsMatch(t, []string{"id", "account_id", "name", "status", "redirect_domains", "webhook_url", "created_at", "updated_at", "keys"}, keys(show))
+		require.ElementsMatch(t, []string{"id", "account_id", "name", "status", "redirect_domains", "webhook_url", "ticket_emails", "created_at", "updated_at", "keys"}, keys(show))
 		require.Equal(t, "Kofi shop", show["name"])
 		keyList := show["keys"].([]any)
 		require.NotEmpty(t, keyList)
@@ -318,7 +318,7 @@ func TestCLI(t *testing.T) {
 			want string // the one line, after "boxoffice: "
 		}{
 			{"ErrUnknownCommand", []string{"bogus"}, `unknown command "bogus" (boxoffice has serve, migrate, seed, catalog, accounts, apps, keys, webhooks, listen, audit, mail, healthcheck)`},
-			{"ErrUnknownSubcommand", []string{"apps", "bogus"}, `unknown command "apps bogus" (boxoffice apps has create, update, list, show, rotate-webhook-secret, set-status)`},
+			{"ErrUnknownSubcommand", []string{"apps", "bogus"}, `unknown command "apps bogus" (boxoffice apps has create, update, set-ticket-emails, list, show, rotate-webhook-secret, set-status)`},
 			{"ErrNoSubcommand", []string{"accounts"}, `accounts needs a command: create, list, reset-link, set-status`},
 			{"ErrUnknownFlag", []string{"apps", "list", "--bogus"}, `apps list: flag provided but not defined: -bogus (see boxoffice apps list --help)`},
 			{"ErrMissingFlag", []string{"apps", "create", "--name", "x"}, `apps create: Required flag "account" not set (see boxoffice apps create --help)`},
@@ -399,7 +399,10 @@ func TestServeBanner(t *testing.T) {
 	require.NoError(t, m.Migrate(context.Background()))
 	var out strings.Builder
 	require.NoError(t, seedOnFirstStart(context.Background(), &out, m))
-	printListening(&out, &net.TCPAddr{IP: net.IPv6zero, Port: 8080}, cfg.PublicBaseURL, nil)
+	admin, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { admin.Close() })
+	printListening(&out, &net.TCPAddr{IP: net.IPv6zero, Port: 8080}, cfg.PublicBaseURL, admin, nil)
 	got := out.String()
 	for _, want := range []string{
 		"  test key:       svc_test_",
@@ -410,6 +413,7 @@ func TestServeBanner(t *testing.T) {
 		"  REST:          http://localhost:8080/api/v1/events",
 		"  API reference: http://localhost:8080/docs (try requests with your key)",
 		"  GraphQL:       http://localhost:8080/graphql (open it in a browser for the playground)",
+		"  Ticket emails: http://" + admin.Addr().String() + "/mail (development mailbox; set SMTP_URL to send them)",
 	} {
 		require.Contains(t, got, want)
 	}

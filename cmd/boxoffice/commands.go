@@ -14,6 +14,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/audit"
 	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/mail"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/seed"
 	"github.com/boxoffice/boxoffice/store"
@@ -75,7 +76,7 @@ func printNewApp(w io.Writer, a *provision.NewApp) {
 }
 
 // printListening tells a person where everything is once serve listens.
-func printListening(w io.Writer, addr net.Addr, base string, admin net.Listener) {
+func printListening(w io.Writer, addr net.Addr, base string, admin net.Listener, mailTo fmt.Stringer) {
 	fmt.Fprintf(w, "\nBoxoffice is listening on %s\n", addr)
 	fmt.Fprintf(w, "  REST:          %s/api/v1/events\n", base)
 	fmt.Fprintf(w, "  API reference: %s/docs (try requests with your key)\n", base)
@@ -83,6 +84,14 @@ func printListening(w io.Writer, addr net.Addr, base string, admin net.Listener)
 	fmt.Fprintf(w, "  Portal:        %s/portal (partners manage their apps, keys and webhooks)\n", base)
 	if admin != nil {
 		fmt.Fprintf(w, "  Metrics:       http://%s/metrics (admin listener)\n", admin.Addr())
+	}
+	switch {
+	case mailTo != nil:
+		fmt.Fprintf(w, "  Ticket emails: %s\n", mailTo)
+	case admin != nil:
+		fmt.Fprintf(w, "  Ticket emails: http://%s/mail (development mailbox; set SMTP_URL to send them)\n", admin.Addr())
+	default:
+		fmt.Fprintln(w, "  Ticket emails: the development mailbox (boxoffice mail list; set SMTP_URL to send them)")
 	}
 	fmt.Fprintln(w)
 }
@@ -110,7 +119,11 @@ func serveCommand(stdout, stderr io.Writer) *cli.Command {
 					return fmt.Errorf("ADMIN_ADDR: %w", err)
 				}
 			}
-			printListening(stdout, ln.Addr(), m.Config.PublicBaseURL, admin)
+			var mailTo fmt.Stringer
+			if smtp, ok := m.Mail.(*mail.SMTP); ok {
+				mailTo = smtp
+			}
+			printListening(stdout, ln.Addr(), m.Config.PublicBaseURL, admin, mailTo)
 			adminAddr := "none"
 			if admin != nil {
 				adminAddr = admin.Addr().String()
@@ -420,6 +433,34 @@ func appsCommand(stdout, stderr io.Writer) *cli.Command {
 					}
 					fmt.Fprintf(stdout, "app %d %q: redirect domains [%s], webhook URL %q\n", app.ID, app.Name,
 						strings.Join(app.RedirectDomains, ", "), app.WebhookURL)
+					return nil
+				}),
+			},
+			{
+				Name:      "set-ticket-emails",
+				Usage:     "switch the ticket emails of an app's live orders on or off (off: the app delivers tickets itself)",
+				ArgsUsage: "ID on|off",
+				Flags:     []cli.Flag{jsonFlag()},
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					a, err := args(cmd, "ID", "on|off")
+					if err != nil {
+						return err
+					}
+					id, err := parseID("app", a[0])
+					if err != nil {
+						return err
+					}
+					if a[1] != "on" && a[1] != "off" {
+						return fmt.Errorf("the second argument is on or off, not %q", a[1])
+					}
+					app, err := m.Provision.SetTicketEmails(ctx, id, a[1] == "on")
+					if err != nil {
+						return err
+					}
+					if cmd.Bool("json") {
+						return printJSON(stdout, map[string]any{"id": app.ID, "ticket_emails": app.TicketEmails})
+					}
+					fmt.Fprintf(stdout, "app %d %q: ticket emails %s\n", app.ID, app.Name, onOff(app.TicketEmails))
 					return nil
 				}),
 			},

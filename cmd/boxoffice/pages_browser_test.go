@@ -105,6 +105,7 @@ func TestReturnPagesInBrowser(t *testing.T) {
 		ref := buy(`button.pay`)
 		require.Contains(t, text("main"), "Payment received")
 		require.Contains(t, text("#back"), "Continue to the seller's site")
+		require.Contains(t, text("#tickets"), "Show my tickets")
 		shoot("return-paid.png")
 		require.Equal(t, "paid", tb.orderStatus(t, ref))
 		back(ref, "/done")

@@ -77,6 +77,8 @@ func TestLivePaymentsDevProvider(t *testing.T) {
 			order := tb.get(t, "/api/v1/orders/"+ref, tb.liveKey).data()
 			require.Equal(t, "paid", order["status"])
 			require.Equal(t, ref, order["payment_reference"])
+			require.Len(t, order["tickets"], 2, "paid: the tickets are issued")
+			require.Contains(t, outcome, `href="`+order["tickets_url"].(string)+`"`, "the return page links to the buyer's tickets")
 			after := tb.ticket(t, "DEMO-HIGHLIFE-VIP")
 			require.Equal(t, before.Sold+2, after.Sold, "holds become sold")
 			require.Equal(t, before.Held, after.Held)

@@ -23,6 +23,7 @@ import (
 	"github.com/boxoffice/boxoffice/resolvers"
 	"github.com/boxoffice/boxoffice/rest"
 	"github.com/boxoffice/boxoffice/sandbox"
+	"github.com/boxoffice/boxoffice/ticketpage"
 	"github.com/boxoffice/boxoffice/webpage"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -59,6 +60,7 @@ func (m *Main) Handler() http.Handler {
 	r.Mount("/portal", (&portal.Handler{Service: m.Portal, Log: m.Log}).Routes())
 	(&sandbox.Handler{Checkout: m.Checkout, Now: m.Now, Log: m.Log}).Routes(r)
 	(&hosted.Handler{Checkout: m.Checkout, Payments: m.Payments, Now: m.Now, Log: m.Log}).Routes(r)
+	(&ticketpage.Handler{Load: m.Tickets.Page, Log: m.Log}).Routes(r)
 	if m.devPay != nil {
 		m.devPay.Routes(r)
 	}

@@ -30,6 +30,7 @@ type appInfoJSON struct {
 	Status          string   `json:"status"`
 	RedirectDomains []string `json:"redirect_domains"`
 	WebhookURL      string   `json:"webhook_url"`
+	TicketEmails    bool     `json:"ticket_emails"`
 	CreatedAt       string   `json:"created_at"`
 	UpdatedAt       string   `json:"updated_at"`
 }
@@ -52,13 +53,14 @@ func toAppInfoJSON(a *store.App) appInfoJSON {
 		domains = []string{}
 	}
 	return appInfoJSON{ID: a.ID, AccountID: a.AccountID, Name: a.Name, Status: a.Status, RedirectDomains: domains,
-		WebhookURL: a.WebhookURL, CreatedAt: rfc3339(a.CreatedAt), UpdatedAt: rfc3339(a.UpdatedAt)}
+		WebhookURL: a.WebhookURL, TicketEmails: a.TicketEmails, CreatedAt: rfc3339(a.CreatedAt), UpdatedAt: rfc3339(a.UpdatedAt)}
 }
 
 func printAppShow(w io.Writer, a appShowJSON) {
 	fmt.Fprintf(w, "app %d %q of account %d is %s\n", a.ID, a.Name, a.AccountID, a.Status)
 	fmt.Fprintf(w, "  redirect domains: %s\n", orNone(strings.Join(a.RedirectDomains, ", ")))
 	fmt.Fprintf(w, "  webhook URL:      %s\n", orNone(a.WebhookURL))
+	fmt.Fprintf(w, "  ticket emails:    %s\n", onOff(a.TicketEmails))
 	for _, env := range []string{store.EnvTest, store.EnvLive} {
 		hint := "none active"
 		for _, k := range a.Keys {
@@ -78,4 +80,12 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// onOff names a switch's state.
+func onOff(on bool) string {
+	if on {
+		return "on (the service emails buyers their tickets)"
+	}
+	return "off (the app delivers tickets itself)"
 }

@@ -55,7 +55,23 @@ var (
 	orderStatus           = enum{"OrderStatus", []string{"pending", "paid", "completed", "failed", "expired", "unknown"}}
 	checkoutSessionStatus = enum{"CheckoutSessionStatus", []string{"pending", "paid", "completed"}}
 	environment           = enum{"Environment", []string{"test", "live"}}
+	issuedTicketStatus    = enum{"IssuedTicketStatus", []string{"valid", "checked_in", "void"}}
+	ticketsEmailStatus    = enum{"TicketsEmailStatus", []string{"not_sent", "queued", "sent", "failed"}}
 )
+
+// MarshalIssuedTicketStatus writes a ticket status ("checked_in") as the
+// IssuedTicketStatus enum (CHECKED_IN).
+func MarshalIssuedTicketStatus(s string) graphql.Marshaler { return issuedTicketStatus.marshal(s) }
+
+// UnmarshalIssuedTicketStatus reads an IssuedTicketStatus enum value.
+func UnmarshalIssuedTicketStatus(v any) (string, error) { return issuedTicketStatus.unmarshal(v) }
+
+// MarshalTicketsEmailStatus writes a ticket email status as the
+// TicketsEmailStatus enum.
+func MarshalTicketsEmailStatus(s string) graphql.Marshaler { return ticketsEmailStatus.marshal(s) }
+
+// UnmarshalTicketsEmailStatus reads a TicketsEmailStatus enum value.
+func UnmarshalTicketsEmailStatus(v any) (string, error) { return ticketsEmailStatus.unmarshal(v) }
 
 // MarshalOrderStatus writes an order status ("pending") as the OrderStatus
 // enum (PENDING).

@@ -1,4 +1,7 @@
-package mail_test
+// Package mailtest runs a real SMTP server (go-smtp) on a loopback port of
+// the test process, for the tests of everything that sends mail: it keeps
+// what it accepts, and refuses or stalls as a test tells it, now or later.
+package mailtest
 
 import (
 	"context"
@@ -22,10 +25,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// smtpServer is a real SMTP server (go-smtp) on a loopback port of the
+// Server is a real SMTP server (go-smtp) on a loopback port of the
 // test process. It keeps what it accepts, and answers as a test tells it.
-type smtpServer struct {
-	addr string // 127.0.0.1:port
+type Server struct {
+	Addr string // 127.0.0.1:port
 
 	// Set before the first connection.
 	refuse map[string]*smtp.SMTPError // by command: "mail", "rcpt", "data"
@@ -34,34 +37,35 @@ type smtpServer struct {
 	pass   string
 
 	mu       sync.Mutex
-	received []received
+	next     map[string][]*smtp.SMTPError // by command: answers of the next sessions, first first (RefuseNext)
+	received []Received
 	auths    int // AUTH attempts
 }
 
-// received is one message the server accepted.
-type received struct {
+// Received is one message the server accepted.
+type Received struct {
 	From string
 	To   []string
 	Data []byte
 	TLS  bool // the session was encrypted
 }
 
-// serverOption configures a test server before it starts.
-type serverOption func(*smtp.Server, *smtpServer)
+// Option configures a test server before it starts.
+type Option func(*smtp.Server, *Server)
 
-// withTLS gives the server a certificate: it offers STARTTLS.
-func withTLS(cert tls.Certificate) serverOption {
-	return func(s *smtp.Server, _ *smtpServer) { s.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}} }
+// WithTLS gives the server a certificate: it offers STARTTLS.
+func WithTLS(cert tls.Certificate) Option {
+	return func(s *smtp.Server, _ *Server) { s.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}} }
 }
 
-// withAuth requires AUTH PLAIN as user/pass before MAIL FROM.
-func withAuth(user, pass string) serverOption {
-	return func(_ *smtp.Server, b *smtpServer) { b.user, b.pass = user, pass }
+// WithAuth requires AUTH PLAIN as user/pass before MAIL FROM.
+func WithAuth(user, pass string) Option {
+	return func(_ *smtp.Server, b *Server) { b.user, b.pass = user, pass }
 }
 
-// withRefusal answers command ("mail", "rcpt" or "data") with code.
-func withRefusal(command string, code int, enhanced smtp.EnhancedCode, msg string) serverOption {
-	return func(_ *smtp.Server, b *smtpServer) {
+// WithRefusal answers command ("mail", "rcpt" or "data") with code.
+func WithRefusal(command string, code int, enhanced smtp.EnhancedCode, msg string) Option {
+	return func(_ *smtp.Server, b *Server) {
 		if b.refuse == nil {
 			b.refuse = map[string]*smtp.SMTPError{}
 		}
@@ -69,16 +73,16 @@ func withRefusal(command string, code int, enhanced smtp.EnhancedCode, msg strin
 	}
 }
 
-// withStall makes MAIL FROM wait until the test ends.
-func withStall() serverOption {
-	return func(_ *smtp.Server, b *smtpServer) { b.stall = make(chan struct{}) }
+// WithStall makes MAIL FROM wait until the test ends.
+func WithStall() Option {
+	return func(_ *smtp.Server, b *Server) { b.stall = make(chan struct{}) }
 }
 
-// startSMTP starts a server on 127.0.0.1:0, stopped when the test ends.
+// Start starts a server on 127.0.0.1:0, stopped when the test ends.
 // implicitTLS serves TLS from the first byte (smtps).
-func startSMTP(t *testing.T, implicitTLS bool, opts ...serverOption) *smtpServer {
+func Start(t testing.TB, implicitTLS bool, opts ...Option) *Server {
 	t.Helper()
-	b := &smtpServer{}
+	b := &Server{}
 	s := smtp.NewServer(b)
 	s.Domain = "mail.example"
 	s.AllowInsecureAuth = true // AUTH on a plain loopback connection
@@ -92,7 +96,7 @@ func startSMTP(t *testing.T, implicitTLS bool, opts ...serverOption) *smtpServer
 	if implicitTLS {
 		ln = tls.NewListener(ln, s.TLSConfig)
 	}
-	b.addr = ln.Addr().String()
+	b.Addr = ln.Addr().String()
 	go func() { _ = s.Serve(ln) }()
 	t.Cleanup(func() { _ = s.Close() })
 	if b.stall != nil {
@@ -102,19 +106,19 @@ func startSMTP(t *testing.T, implicitTLS bool, opts ...serverOption) *smtpServer
 }
 
 // port is the server's port, for a URL.
-func (b *smtpServer) port() string {
-	_, p, _ := net.SplitHostPort(b.addr)
+func (b *Server) Port() string {
+	_, p, _ := net.SplitHostPort(b.Addr)
 	return p
 }
 
 // messages returns what the server accepted so far.
-func (b *smtpServer) messages() []received {
+func (b *Server) Messages() []Received {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]received(nil), b.received...)
+	return append([]Received(nil), b.received...)
 }
 
-func (b *smtpServer) authAttempts() int {
+func (b *Server) AuthAttempts() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.auths
@@ -122,24 +126,54 @@ func (b *smtpServer) authAttempts() int {
 
 // dialer reaches this server whatever address is dialled: a URL may then
 // name a host that is not loopback.
-func (b *smtpServer) dialer() func(ctx context.Context, network, addr string) (net.Conn, error) {
+func (b *Server) Dialer() func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, network, b.addr)
+		return (&net.Dialer{}).DialContext(ctx, network, b.Addr)
 	}
 }
 
+// RefuseNext makes the next n sessions' command ("mail", "rcpt" or
+// "data") answer code, then answers as before: a 4xx a few times, then
+// delivery, say.
+func (b *Server) RefuseNext(command string, code int, n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.next == nil {
+		b.next = map[string][]*smtp.SMTPError{}
+	}
+	enhanced := smtp.EnhancedCode{code / 100, 0, 0}
+	for range n {
+		b.next[command] = append(b.next[command], &smtp.SMTPError{Code: code, EnhancedCode: enhanced, Message: "refused by the test"})
+	}
+}
+
+// refusal is what command answers now: a RefuseNext answer, else a
+// WithRefusal one, else nil (accept).
+func (b *Server) refusal(command string) *smtp.SMTPError {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if q := b.next[command]; len(q) > 0 {
+		b.next[command] = q[1:]
+		return q[0]
+	}
+	return b.refuse[command]
+}
+
+// URL is an SMTP_URL of this server (loopback, so no TLS).
+func (b *Server) URL() string { return "smtp://" + b.Addr }
+
 // NewSession implements smtp.Backend.
-func (b *smtpServer) NewSession(c *smtp.Conn) (smtp.Session, error) {
+func (b *Server) NewSession(c *smtp.Conn) (smtp.Session, error) {
 	_, isTLS := c.TLSConnectionState()
 	return &session{b: b, conn: c, tls: isTLS}, nil
 }
 
 type session struct {
-	b      *smtpServer
+	b      *Server
 	conn   *smtp.Conn
 	tls    bool
 	authed bool
-	msg    received
+	msg    Received
 }
 
 func (s *session) AuthMechanisms() []string {
@@ -170,16 +204,16 @@ func (s *session) Mail(from string, _ *smtp.MailOptions) error {
 	if s.b.user != "" && !s.authed {
 		return smtp.ErrAuthRequired
 	}
-	if e := s.b.refuse["mail"]; e != nil {
+	if e := s.b.refusal("mail"); e != nil {
 		return e
 	}
 	_, s.tls = s.conn.TLSConnectionState() // after STARTTLS
-	s.msg = received{From: from, TLS: s.tls}
+	s.msg = Received{From: from, TLS: s.tls}
 	return nil
 }
 
 func (s *session) Rcpt(to string, _ *smtp.RcptOptions) error {
-	if e := s.b.refuse["rcpt"]; e != nil {
+	if e := s.b.refusal("rcpt"); e != nil {
 		return e
 	}
 	s.msg.To = append(s.msg.To, to)
@@ -191,7 +225,7 @@ func (s *session) Data(r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	if e := s.b.refuse["data"]; e != nil {
+	if e := s.b.refusal("data"); e != nil {
 		return e
 	}
 	s.msg.Data = data
@@ -201,23 +235,23 @@ func (s *session) Data(r io.Reader) error {
 	return nil
 }
 
-func (s *session) Reset()        { s.msg = received{} }
+func (s *session) Reset()        { s.msg = Received{} }
 func (s *session) Logout() error { return nil }
 
-// testCA is a certificate authority of the test and a server certificate
+// CA is a certificate authority of the test and a server certificate
 // it signed for mail.example and 127.0.0.1.
-type testCA struct {
+type CA struct {
 	Roots *x509.CertPool
 	Cert  tls.Certificate
 }
 
 var (
 	caOnce sync.Once
-	ca     testCA
+	ca     CA
 )
 
-// mustCA returns the test's certificate authority, made once per process.
-func mustCA(t *testing.T) testCA {
+// MustCA returns the test's certificate authority, made once per process.
+func MustCA(t testing.TB) CA {
 	t.Helper()
 	caOnce.Do(func() {
 		key := func() *ecdsa.PrivateKey {

@@ -1,0 +1,110 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/boxoffice/boxoffice/tickets"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/uptrace/bun"
+)
+
+// QueueMail is the queue of ticket emails: a slow mail server delays
+// neither webhooks nor the expiry sweep.
+const QueueMail = "mail"
+
+// DefaultMailRetryBase is MAIL_RETRY_BASE by default.
+const DefaultMailRetryBase = 30 * time.Second
+
+// MailRetryWindow is how long a ticket email is retried after temporary
+// failures before it is given up (spec/fulfilment.md section 3).
+const MailRetryWindow = time.Hour
+
+// mailMaxDelay caps one wait between attempts, so a long retry window is
+// many attempts rather than one very late one.
+const mailMaxDelay = 30 * time.Minute
+
+// mailTimeout bounds one attempt: the SMTP conversation's own limits plus
+// a margin to record the outcome. It stays below DefaultRescueAfter.
+const mailTimeout = 45 * time.Second
+
+// mailBackoff waits base·2^(n-1) after the n-th failed attempt, at most
+// mailMaxDelay.
+type mailBackoff struct{ base time.Duration }
+
+func (b mailBackoff) delay(n int) time.Duration {
+	d := b.base << min(max(n-1, 0), 30)
+	if d <= 0 || d > mailMaxDelay {
+		return mailMaxDelay
+	}
+	return d
+}
+
+// attempts is how many attempts make the waits between them add up to
+// MailRetryWindow at least.
+func (b mailBackoff) attempts() int {
+	var waited time.Duration
+	n := 1
+	for waited < MailRetryWindow {
+		waited += b.delay(n)
+		n++
+	}
+	return n
+}
+
+type ticketEmailArgs struct {
+	OrderID int64 `json:"order_id"`
+}
+
+func (ticketEmailArgs) Kind() string { return "ticket_email" }
+
+// InsertOpts makes one email job per order: an order's tickets are issued
+// once, and this holds even if that were ever to run twice.
+func (ticketEmailArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueMail, UniqueOpts: river.UniqueOpts{ByArgs: true,
+		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+			rivertype.JobStateRunning, rivertype.JobStateScheduled, rivertype.JobStateCompleted, rivertype.JobStateCancelled,
+			rivertype.JobStateDiscarded}}}
+}
+
+// EnqueueTicketEmail schedules the ticket email of an order inside tx, the
+// transaction that issues its tickets (the outbox).
+func (r *Runner) EnqueueTicketEmail(ctx context.Context, tx bun.Tx, orderID int64) error {
+	_, err := r.inserter.InsertTx(ctx, tx.Tx, ticketEmailArgs{OrderID: orderID}, &river.InsertOpts{MaxAttempts: r.mailAttempts})
+	return err
+}
+
+type ticketEmailWorker struct {
+	river.WorkerDefaults[ticketEmailArgs]
+	tickets *tickets.Service
+	retry   mailBackoff
+}
+
+func (w *ticketEmailWorker) Work(ctx context.Context, job *river.Job[ticketEmailArgs]) error {
+	err := w.tickets.SendEmail(ctx, job.Args.OrderID, job.Attempt >= job.MaxAttempts)
+	if err == nil {
+		return nil
+	}
+	// River logs and keeps a job's error: never the buyer's address.
+	redacted := fmt.Errorf("ticket email of order %d: %s", job.Args.OrderID, redactAddresses(err.Error()))
+	if errors.Is(err, tickets.ErrGiveUp) {
+		return river.JobCancel(redacted)
+	}
+	return redacted
+}
+
+func (w *ticketEmailWorker) NextRetry(job *river.Job[ticketEmailArgs]) time.Time {
+	return time.Now().UTC().Add(w.retry.delay(job.Attempt))
+}
+
+func (w *ticketEmailWorker) Timeout(*river.Job[ticketEmailArgs]) time.Duration { return mailTimeout }
+
+// address matches what looks like an email address in a server's reply.
+var address = regexp.MustCompile(`[^\s<>"'()\[\],;:]+@[^\s<>"'()\[\],;:]+`)
+
+// redactAddresses hides email addresses in an error's text.
+func redactAddresses(s string) string { return address.ReplaceAllString(s, "[address]") }
