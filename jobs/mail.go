@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/boxoffice/boxoffice/tickets"
@@ -89,12 +88,12 @@ func (w *ticketEmailWorker) Work(ctx context.Context, job *river.Job[ticketEmail
 	if err == nil {
 		return nil
 	}
-	// River logs and keeps a job's error: never the buyer's address.
-	redacted := fmt.Errorf("ticket email of order %d: %s", job.Args.OrderID, redactAddresses(err.Error()))
+	// River logs and keeps a job's error; mail's errors name no address.
+	err = fmt.Errorf("ticket email of order %d: %w", job.Args.OrderID, err)
 	if errors.Is(err, tickets.ErrGiveUp) {
-		return river.JobCancel(redacted)
+		return river.JobCancel(err)
 	}
-	return redacted
+	return err
 }
 
 func (w *ticketEmailWorker) NextRetry(job *river.Job[ticketEmailArgs]) time.Time {
@@ -102,9 +101,3 @@ func (w *ticketEmailWorker) NextRetry(job *river.Job[ticketEmailArgs]) time.Time
 }
 
 func (w *ticketEmailWorker) Timeout(*river.Job[ticketEmailArgs]) time.Duration { return mailTimeout }
-
-// address matches what looks like an email address in a server's reply.
-var address = regexp.MustCompile(`[^\s<>"'()\[\],;:]+@[^\s<>"'()\[\],;:]+`)
-
-// redactAddresses hides email addresses in an error's text.
-func redactAddresses(s string) string { return address.ReplaceAllString(s, "[address]") }

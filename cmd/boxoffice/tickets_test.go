@@ -2,11 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/boxoffice/boxoffice/audit"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
 	"github.com/stretchr/testify/require"
@@ -150,4 +154,55 @@ func TestTicketPage(t *testing.T) {
 		checkHeaders(t, missing.Header)
 		require.Contains(t, missing.Header.Get("Content-Type"), "text/html")
 	}
+}
+
+// TestTicketEmailSwitch: an app that delivers tickets itself switches
+// ticket emails off in the portal or with the CLI; its live orders then
+// stay not_sent, and the change is audited.
+func TestTicketEmailSwitch(t *testing.T) {
+	t.Parallel()
+	eachPortal(t, func(t *testing.T, pb *portalBundle) {
+		p := pb.demoPerson(t)
+		demo := fmt.Sprintf("/portal/apps/%d", pb.demo.App.App.ID)
+		page := p.get(demo).text()
+		require.Contains(t, page, "Ticket emails On When a live order is paid, Boxoffice emails the buyer their tickets")
+
+		res := p.postFrom(demo, demo+"/ticket-emails", url.Values{"ticket-emails": {"maybe"}})
+		require.Equal(t, http.StatusUnprocessableEntity, res.Status)
+
+		res = p.postFrom(demo, demo+"/ticket-emails", url.Values{"ticket-emails": {"off"}})
+		require.Equal(t, http.StatusSeeOther, res.Status)
+		page = p.get(res.Location()).text()
+		require.Contains(t, page, "Ticket emails are off")
+		require.Contains(t, page, "Off Your app delivers tickets itself")
+		ref := pb.liveFreeOrder(t, 1)
+		require.Equal(t, store.TicketsEmailNotSent, pb.emailStatus(t, ref)["status"])
+
+		res = p.postFrom(demo, demo+"/ticket-emails", url.Values{"ticket-emails": {"on"}})
+		require.Equal(t, http.StatusSeeOther, res.Status)
+		ref = pb.liveFreeOrder(t, 1)
+		require.Equal(t, store.TicketsEmailQueued, pb.emailStatus(t, ref)["status"])
+
+		var actions []string
+		require.NoError(t, pb.db.NewSelect().Table("audit_log").Column("detail").
+			Where("action = ?", audit.TicketEmails).Order("id").Scan(t.Context(), &actions))
+		require.Equal(t, []string{"off", "on"}, actions)
+	})
+}
+
+func TestCLISetTicketEmails(t *testing.T) {
+	t.Parallel()
+	dbURL := "sqlite://" + filepath.Join(t.TempDir(), "cli.db")
+	acc := mustJSON(t, dbURL, "accounts", "create", "--name", "Kofi", "--email", "kofi@kofi.example", "--json")
+	app := mustJSON(t, dbURL, "apps", "create", "--account", fmt.Sprint(acc["id"]), "--name", "Shop", "--json")
+	id := fmt.Sprint(app["id"])
+	require.Equal(t, map[string]any{"id": app["id"], "ticket_emails": false}, mustJSON(t, dbURL, "apps", "set-ticket-emails", id, "off", "--json"))
+	require.Equal(t, false, mustJSON(t, dbURL, "apps", "show", id, "--json")["ticket_emails"])
+	out, err := runCLI(t, dbURL, "apps", "set-ticket-emails", id, "on")
+	require.NoError(t, err)
+	require.Contains(t, out, "ticket emails on (the service emails buyers their tickets)")
+	_, err = runCLI(t, dbURL, "apps", "set-ticket-emails", id, "maybe")
+	require.ErrorContains(t, err, `the second argument is on or off, not "maybe"`)
+	_, err = runCLI(t, dbURL, "apps", "set-ticket-emails", "999", "on")
+	require.Error(t, err)
 }
