@@ -175,8 +175,7 @@ var emailText = texttemplate.Must(texttemplate.New("text").Parse(`Your tickets f
 Show them at the door from your ticket page, which has a QR code for each:
 {{.URL}}
 
-They are also attached as a PDF. Anyone with the link or the PDF can use
-the tickets, so keep them to yourself.
+They are also attached as a PDF. Anyone with the link or the PDF can use the tickets, so keep them to yourself.
 `))
 
 var emailHTML = template.Must(template.New("html").Parse(`<!doctype html>
