@@ -189,7 +189,11 @@ func TestCreateCheckoutSession(t *testing.T) {
 			require.Equal(t, http.StatusOK, order.Code)
 			stamp := b.Now.Format(time.RFC3339)
 			require.Equal(t, `{"data":{"reference":"`+ref+`","status":"pending","status_code":1,"currency":"GHS",`+
-				`"created_at":"`+stamp+`","updated_at":"`+stamp+`","payment_reference":null,"environment":"test"}}`+"\n",
+				`"created_at":"`+stamp+`","updated_at":"`+stamp+`","payment_reference":null,"environment":"test",`+
+				`"event_id":10,"eventdate_id":16,"total_amount":"120.00","requires_payment":true,`+
+				`"expires_at":"`+b.Now.Add(time.Hour).Format(time.RFC3339)+`","checkout_url":"http://localhost:8080/sandbox/checkout/`+ref+`",`+
+				`"metadata":{},"items":[{"ticket_id":19,"name":"Regular","quantity":1,"unit_price":"120.00","amount":"120.00"}],`+
+				`"tickets":[],"tickets_url":null,"tickets_email":{"status":"not_sent","sent_at":null}}}`+"\n",
 				order.Body.String())
 		})
 	})

@@ -136,6 +136,12 @@ func TestCheckout(t *testing.T) {
 				"reference": d["order_reference"], "status": "pending", "status_code": 1.0, "currency": "GHS",
 				"created_at": order.data()["created_at"], "updated_at": order.data()["updated_at"],
 				"payment_reference": nil, "environment": "test",
+				"event_id": float64(tb.demo.Catalog.Events["DEMO-HIGHLIFE"]), "eventdate_id": float64(tb.demo.Catalog.EventDates["DEMO-HIGHLIFE-1"]),
+				"total_amount": "240.00", "requires_payment": true, "expires_at": d["expires_at"], "checkout_url": d["checkout_url"],
+				"metadata": map[string]any{"partner_cart": "cart-77"},
+				"items": []any{map[string]any{"ticket_id": float64(tb.demo.Catalog.Tickets["DEMO-HIGHLIFE-REG"]), "name": "Regular",
+					"quantity": 2.0, "unit_price": "120.00", "amount": "240.00"}},
+				"tickets": []any{}, "tickets_url": nil, "tickets_email": map[string]any{"status": "not_sent", "sent_at": nil},
 			}, order.data())
 			require.Regexp(t, `Z$`, order.data()["created_at"])
 		})
