@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/boxoffice/boxoffice/mail"
+	"github.com/boxoffice/boxoffice/portal"
 	"github.com/boxoffice/boxoffice/tickets"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -101,3 +103,46 @@ func (w *ticketEmailWorker) NextRetry(job *river.Job[ticketEmailArgs]) time.Time
 }
 
 func (w *ticketEmailWorker) Timeout(*river.Job[ticketEmailArgs]) time.Duration { return mailTimeout }
+
+// noticePeriod is how often an account's owner may be told of sign-ups with
+// its address: a stranger repeating sign-ups sends one email an hour.
+const noticePeriod = time.Hour
+
+type signUpNoticeArgs struct {
+	AccountID int64 `json:"account_id"`
+}
+
+func (signUpNoticeArgs) Kind() string { return "sign_up_notice" }
+
+// InsertOpts makes one notice per account per noticePeriod.
+func (signUpNoticeArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueMail, UniqueOpts: river.UniqueOpts{ByArgs: true, ByPeriod: noticePeriod}}
+}
+
+// EnqueueSignUpNotice schedules, inside tx, the email telling an account's
+// owner that someone tried to sign up with its address; at most one per
+// account per hour (a repeat inserts nothing).
+func (r *Runner) EnqueueSignUpNotice(ctx context.Context, tx bun.Tx, accountID int64) error {
+	_, err := r.inserter.InsertTx(ctx, tx.Tx, signUpNoticeArgs{AccountID: accountID}, &river.InsertOpts{MaxAttempts: r.mailAttempts})
+	return err
+}
+
+type signUpNoticeWorker struct {
+	river.WorkerDefaults[signUpNoticeArgs]
+	portal *portal.Service
+	retry  mailBackoff
+}
+
+func (w *signUpNoticeWorker) Work(ctx context.Context, job *river.Job[signUpNoticeArgs]) error {
+	err := w.portal.SendSignUpNotice(ctx, job.Args.AccountID)
+	if err != nil && mail.IsPermanent(err) {
+		return river.JobCancel(fmt.Errorf("sign-up notice to account %d: %w", job.Args.AccountID, err))
+	}
+	return err
+}
+
+func (w *signUpNoticeWorker) NextRetry(job *river.Job[signUpNoticeArgs]) time.Time {
+	return time.Now().UTC().Add(w.retry.delay(job.Attempt))
+}
+
+func (w *signUpNoticeWorker) Timeout(*river.Job[signUpNoticeArgs]) time.Duration { return mailTimeout }

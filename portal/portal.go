@@ -24,10 +24,12 @@ import (
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/audit"
 	"github.com/boxoffice/boxoffice/auth"
+	"github.com/boxoffice/boxoffice/mail"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/webhook"
+	"github.com/uptrace/bun"
 )
 
 // Config holds the portal's settings.
@@ -71,6 +73,12 @@ type Service struct {
 	PerAccount *ratelimit.Limiter
 	// TestEvents limits the test events of each app.
 	TestEvents *ratelimit.Limiter
+	// Mail sends account notices from From; EnqueueNotice schedules the
+	// notice of a sign-up with an account's email inside tx
+	// (jobs.Runner.EnqueueSignUpNotice), nil for none.
+	Mail          mail.Sender
+	From          string
+	EnqueueNotice func(ctx context.Context, tx bun.Tx, accountID int64) error
 
 	dummyOnce sync.Once
 	dummy     string // a hash to check unknown emails against, so they take as long

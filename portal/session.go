@@ -76,8 +76,9 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput) (*store.Account, e
 }
 
 // signUpTaken answers a sign-up with an email that has an account as a new
-// account would be answered, and records the attempt for that account. The
-// audit log is the only place it is told: the service sends no email yet.
+// account would be answered, and records the attempt for that account and
+// schedules an email telling its owner (SendSignUpNotice), in one
+// transaction.
 func (s *Service) signUpTaken(ctx context.Context, in SignUpInput) (*store.Account, error) {
 	email := normalizeEmail(in.Email)
 	existing, err := store.AccountByEmail(ctx, s.DB, email)
@@ -85,8 +86,17 @@ func (s *Service) signUpTaken(ctx context.Context, in SignUpInput) (*store.Accou
 		return nil, err
 	}
 	now := s.Now().UTC()
-	if err := audit.Record(ctx, s.DB, now, audit.Entry{AccountID: existing.ID, Action: audit.AccountSignUpTaken,
-		Detail: "sign-up with this account's email; answered as a new sign-up, nothing created"}); err != nil {
+	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := audit.Record(ctx, tx, now, audit.Entry{AccountID: existing.ID, Action: audit.AccountSignUpTaken,
+			Detail: "sign-up with this account's email; answered as a new sign-up, nothing created, the owner emailed"}); err != nil {
+			return err
+		}
+		if s.EnqueueNotice == nil {
+			return nil
+		}
+		return s.EnqueueNotice(ctx, tx, existing.ID)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return &store.Account{Name: strings.TrimSpace(in.Name), Email: email, Status: store.AccountPendingApproval,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/boxoffice/boxoffice/portal"
+	"github.com/boxoffice/boxoffice/mail/mailtest"
 	"github.com/boxoffice/boxoffice/seed"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
@@ -249,7 +250,10 @@ func TestPortalSignUpApproval(t *testing.T) {
 // account answers exactly as a new sign-up does, and creates nothing.
 func TestPortalSignUpExistingEmail(t *testing.T) {
 	t.Parallel()
+	srv := mailtest.Start(t, false)
 	eachPortal(t, func(t *testing.T, pb *portalBundle) {
+		sent := len(srv.Messages())
+		pb.startJobs(t)
 		form := func(email string) url.Values {
 			return url.Values{"name": {"Kofi Tickets"}, "email": {email}, "password": {partnerPassword}}
 		}
@@ -278,7 +282,24 @@ func TestPortalSignUpExistingEmail(t *testing.T) {
 		require.Equal(t, http.StatusCreated, demo.Status, "an active account's email too")
 		require.Contains(t, demo.text(), "Your account demo@boxoffice.test is awaiting approval.")
 		pb.demoPerson(t) // its owner signs in as before
-	})
+
+		// The owners are told, once each however many attempts: the
+		// only place the attempt shows besides their audit log.
+		var to []string
+		require.Eventually(t, func() bool {
+			to = to[:0]
+			for _, m := range srv.Messages()[sent:] {
+				to = append(to, m.To...)
+			}
+			return len(to) >= 2
+		}, 20*time.Second, 20*time.Millisecond)
+		require.ElementsMatch(t, []string{"kofi@partner.example", seed.DemoEmail}, to)
+		m := srv.Messages()[sent]
+		require.Contains(t, string(m.Data), "Someone tried to create a new Boxoffice developer account")
+		require.Contains(t, string(m.Data), pb.m.Config.PublicBaseURL+"/portal/signin")
+		time.Sleep(300 * time.Millisecond) // a second notice would be due by now
+		require.Len(t, srv.Messages(), sent+2, "one notice per account per hour")
+	}, withSMTP(srv))
 }
 
 // TestPortalAppCap: the portal refuses an app beyond MAX_APPS_PER_ACCOUNT
