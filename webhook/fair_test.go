@@ -9,13 +9,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// takeAll takes n slots of app and returns their done funcs; it fails the
-// test when one is refused.
+// takeAll takes n slots of app, the only app of an account of the same
+// id, and returns their done funcs; it fails the test when one is refused.
 func takeAll(t *testing.T, s *Slots, app int64, n int) []func(verdict) {
+	t.Helper()
+	return takeOf(t, s, app, app, n)
+}
+
+// takeOf takes n slots of app of account.
+func takeOf(t *testing.T, s *Slots, account, app int64, n int) []func(verdict) {
 	t.Helper()
 	var dones []func(verdict)
 	for range n {
-		done, ok := s.take(app)
+		done, ok := s.take(account, app)
 		require.True(t, ok, "slot of app %d", app)
 		dones = append(dones, done)
 	}
@@ -24,7 +30,7 @@ func takeAll(t *testing.T, s *Slots, app int64, n int) []func(verdict) {
 
 func refused(t *testing.T, s *Slots, app int64) {
 	t.Helper()
-	_, ok := s.take(app)
+	_, ok := s.take(app, app)
 	require.False(t, ok, "app %d is over its share", app)
 }
 
@@ -39,6 +45,28 @@ func TestSlots(t *testing.T) {
 		a[0](healthy)
 		takeAll(t, s, 1, 1) // a slot freed is the app's again
 		refused(t, s, 1)
+	})
+	t.Run("OKPerAccount", func(t *testing.T) {
+		t.Parallel()
+		s := NewSlots(2, 8)
+		takeOf(t, s, 1, 10, 1)
+		takeOf(t, s, 1, 11, 1)
+		_, ok := s.take(1, 12)
+		require.False(t, ok, "a third app of the account buys no third slot")
+		require.True(t, s.Backlogged(10) && s.Backlogged(11) && s.Backlogged(12), "the account is backlogged, whichever app")
+		takeOf(t, s, 2, 20, 2) // another account is not held back
+		require.False(t, s.Backlogged(99), "an app never seen")
+	})
+	t.Run("OKStrugglingAccountHasOne", func(t *testing.T) {
+		t.Parallel()
+		s := NewSlots(4, 8)
+		for app := int64(10); app < 20; app++ {
+			takeOf(t, s, 1, app, 1)[0](struggling) // ten apps, ten receivers that never answer
+		}
+		takeOf(t, s, 1, 10, 1)
+		_, ok := s.take(1, 11)
+		require.False(t, ok, "one worker for all of a struggling account's apps")
+		takeOf(t, s, 2, 20, 4) // the other accounts keep theirs
 	})
 	t.Run("OKPerAppIsAtMostHalfTheWorkers", func(t *testing.T) {
 		t.Parallel()
@@ -117,7 +145,7 @@ func TestSlots(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for range 200 {
-					done, ok := s.take(7)
+					done, ok := s.take(7, 7)
 					if !ok {
 						continue
 					}

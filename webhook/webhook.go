@@ -191,17 +191,17 @@ func (s *Service) Deliver(ctx context.Context, eventID string, last bool) error 
 	if ev.Status == store.WebhookDelivered {
 		return nil // a redelivery raced with a success
 	}
-	seen := untried
-	if s.Slots != nil {
-		done, ok := s.Slots.take(ev.AppID)
-		if !ok {
-			return fmt.Errorf("%w (app %d)", ErrAppBusy, ev.AppID)
-		}
-		defer func() { done(seen) }()
-	}
 	app, err := store.AppByID(ctx, s.DB, ev.AppID)
 	if err != nil {
 		return err
+	}
+	seen := untried
+	if s.Slots != nil {
+		done, ok := s.Slots.take(app.AccountID, app.ID)
+		if !ok {
+			return fmt.Errorf("%w (app %d of account %d)", ErrAppBusy, app.ID, app.AccountID)
+		}
+		defer func() { done(seen) }()
 	}
 	health, err := s.health(ctx, s.DB, app.ID)
 	if err != nil {

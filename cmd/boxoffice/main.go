@@ -168,7 +168,7 @@ func globalFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "webhook-retry-base", Value: defaults.WebhookRetryBase, Sources: cli.EnvVars("WEBHOOK_RETRY_BASE"),
 			Usage: "first webhook retry delay; attempt n waits about base·2^(n-1)"},
 		&cli.IntFlag{Name: "webhook-app-concurrency", Value: defaults.WebhookAppConcurrency, Sources: cli.EnvVars("WEBHOOK_APP_CONCURRENCY"),
-			Usage: "most webhook deliveries of one app running at once on one instance (at most half the workers; one while its receiver fails)"},
+			Usage: "most webhook deliveries of one account's apps together running at once on one instance (at most half the workers; one while its receiver fails)"},
 		&cli.DurationFlag{Name: "webhook-disable-after", Value: defaults.WebhookDisableAfter, Sources: cli.EnvVars("WEBHOOK_DISABLE_AFTER"),
 			Usage: "how long every delivery to a webhook URL may fail before deliveries to it stop until the partner resumes them"},
 		&cli.Int64Flag{Name: "free-daily-buyer-event-cap", Value: defaults.FreeDailyBuyerEventCap, Sources: cli.EnvVars("FREE_DAILY_BUYER_EVENT_CAP"),
