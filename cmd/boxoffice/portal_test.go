@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/boxoffice/boxoffice/portal"
 	"github.com/boxoffice/boxoffice/mail/mailtest"
+	"github.com/boxoffice/boxoffice/portal"
 	"github.com/boxoffice/boxoffice/seed"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
