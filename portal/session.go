@@ -88,7 +88,7 @@ func (s *Service) signUpTaken(ctx context.Context, in SignUpInput) (*store.Accou
 	now := s.Now().UTC()
 	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := audit.Record(ctx, tx, now, audit.Entry{AccountID: existing.ID, Action: audit.AccountSignUpTaken,
-			Detail: "sign-up with this account's email; answered as a new sign-up, nothing created, the owner emailed"}); err != nil {
+			Detail: "sign-up with this account's email; answered as a new sign-up, nothing created"}); err != nil {
 			return err
 		}
 		if s.EnqueueNotice == nil {
