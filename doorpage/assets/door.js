@@ -48,7 +48,7 @@
     direction: store.get(S_DIR) === "exit" ? "exit" : "entry",
     busy: false,        // a check-in is on its way
     showing: false,     // a result covers the screen
-    pending: null,      // {body, idem, at}: a check-in that got no answer
+    pending: {},        // body → {idem, at}: check-ins that got no answer
     lastCode: "", lastSeen: 0
   };
 
@@ -314,15 +314,16 @@
     // A scan of the same ticket after one that got no answer reuses its
     // key: if the first did reach the server, this one gets its answer
     // back instead of "already checked in" by itself.
-    var p = state.pending;
-    var idem = p && p.body === bodyText && Date.now() - p.at < REUSE_PENDING_MS ? p.idem : idempotencyKey();
-    state.pending = { body: bodyText, idem: idem, at: Date.now() };
+    var now = Date.now();
+    Object.keys(state.pending).forEach(function (b) { if (now - state.pending[b].at > REUSE_PENDING_MS) { delete state.pending[b]; } });
+    var idem = state.pending[bodyText] ? state.pending[bodyText].idem : idempotencyKey();
+    state.pending[bodyText] = { idem: idem, at: now };
     state.busy = true;
     $("checking").hidden = false;
     // Nothing checked: the camera may send the same ticket again at once.
     function unchecked() { if (state.lastCode === code) { state.lastCode = ""; } }
     post(bodyText, idem).then(function (ans) {
-      if (ans.status < 500 && ans.status !== 429 && errorCode(ans) !== "idempotency_in_progress") { state.pending = null; }
+      if (ans.status < 500 && ans.status !== 429 && errorCode(ans) !== "idempotency_in_progress") { delete state.pending[bodyText]; }
       if (!answer(ans)) { unchecked(); }
     }, function () {
       unchecked();
