@@ -45,7 +45,7 @@ func (s *Service) Changes(ctx context.Context, c Caller, r ChangesRequest) (*Cha
 	if r.Since != "" {
 		var ok bool
 		if after, ok = decodeChangeToken(r.Since); !ok {
-			d.Add("since", "is not a next_since of this feed")
+			d.Add("since", "is not a token this feed handed out")
 		}
 	}
 	if err := apperr.Validation(d); err != nil {

@@ -18,7 +18,7 @@ import (
 // somewhere else. The checksum is not a signature: a forged token only
 // moves its holder within its own app's orders, which every read is
 // scoped to anyway.
-var tokenEncoding = base64.RawURLEncoding
+var tokenEncoding = base64.RawURLEncoding.Strict()
 
 // Token kinds.
 const (
