@@ -36,6 +36,7 @@ const (
 	IdempotencyConflict       Code = "idempotency_conflict"
 	IdempotencyInProgress     Code = "idempotency_in_progress"
 	SoldOut                   Code = "sold_out"
+	OrderNotPending           Code = "order_not_pending"
 	ValidationFailed          Code = "validation_failed"
 	EventDateNotAvailable     Code = "event_date_not_available"
 	TicketNotFound            Code = "ticket_not_found"
@@ -74,6 +75,7 @@ var statuses = map[Code]int{
 	IdempotencyConflict:       http.StatusConflict,
 	IdempotencyInProgress:     http.StatusConflict,
 	SoldOut:                   http.StatusConflict,
+	OrderNotPending:           http.StatusConflict,
 	ValidationFailed:          http.StatusUnprocessableEntity,
 	EventDateNotAvailable:     http.StatusUnprocessableEntity,
 	TicketNotFound:            http.StatusUnprocessableEntity,

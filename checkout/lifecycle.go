@@ -105,6 +105,35 @@ func (s *Service) Settle(ctx context.Context, ref, status string) (*store.Order,
 	return s.settle(ctx, ref, settlement{status: status})
 }
 
+// Expire ends a pending checkout of the calling app now (a buyer abandoned
+// the cart), through the lifecycle's one rule: the order becomes expired,
+// its held stock is released and order.expired is emitted, once, whatever
+// races it (a payment confirmation, the sweep, another Expire). An order
+// already expired is answered as it is, with no new event. A payment
+// confirmed for an order this expired is flagged for refund review, as for
+// any order that expired under a payment (decide).
+// Errors: environment_mismatch and order_not_found (as Order);
+// order_not_pending when the order is paid, completed or failed, also
+// when a payment settled it just before.
+func (s *Service) Expire(ctx context.Context, c Caller, ref string) (*OrderView, error) {
+	if _, err := s.Order(ctx, c, ref); err != nil {
+		return nil, err
+	}
+	o, _, err := s.settle(ctx, ref, settlement{status: store.OrderExpired})
+	if err != nil {
+		return nil, err
+	}
+	if o.Status != store.OrderExpired {
+		return nil, apperr.New(apperr.OrderNotPending,
+			"Order %s is %s; only a pending order can be expired.", ref, o.Status)
+	}
+	vs, err := s.Views(ctx, s.DB, []*store.Order{o})
+	if err != nil {
+		return nil, err
+	}
+	return vs[0], nil
+}
+
 // settle applies decide's answer for an order, exactly once: the move out
 // of pending is a conditional update, so a second call, a concurrent one or
 // one on another instance changes nothing. Holds of a live order become

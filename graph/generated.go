@@ -135,6 +135,11 @@ type ComplexityRoot struct {
 		Timezone func(childComplexity int) int
 	}
 
+	ExpireCheckoutSessionPayload struct {
+		Order      func(childComplexity int) int
+		UserErrors func(childComplexity int) int
+	}
+
 	IssuedTicket struct {
 		CheckedInAt    func(childComplexity int) int
 		Code           func(childComplexity int) int
@@ -164,6 +169,7 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		CreateCheckoutSession func(childComplexity int, input model.CreateCheckoutSessionInput) int
+		ExpireCheckoutSession func(childComplexity int, input model.ExpireCheckoutSessionInput) int
 	}
 
 	Order struct {
@@ -188,6 +194,22 @@ type ComplexityRoot struct {
 		UpdatedAt        func(childComplexity int) int
 	}
 
+	OrderChangePage struct {
+		HasMore   func(childComplexity int) int
+		NextSince func(childComplexity int) int
+		Nodes     func(childComplexity int) int
+	}
+
+	OrderConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	OrderEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	PageNumbers struct {
 		HasNext    func(childComplexity int) int
 		HasPrev    func(childComplexity int) int
@@ -210,6 +232,8 @@ type ComplexityRoot struct {
 		Events           func(childComplexity int, page *int, perPage *int, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) int
 		EventsConnection func(childComplexity int, first *int, after *string, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) int
 		Order            func(childComplexity int, reference string) int
+		OrderChanges     func(childComplexity int, since *string, first *int) int
+		Orders           func(childComplexity int, filter *model.OrderFilter, first *int, after *string) int
 	}
 
 	Subscription struct {
@@ -286,6 +310,7 @@ type EventDateResolver interface {
 }
 type MutationResolver interface {
 	CreateCheckoutSession(ctx context.Context, input model.CreateCheckoutSessionInput) (*model.CreateCheckoutSessionPayload, error)
+	ExpireCheckoutSession(ctx context.Context, input model.ExpireCheckoutSessionInput) (*model.ExpireCheckoutSessionPayload, error)
 }
 type QueryResolver interface {
 	Events(ctx context.Context, page *int, perPage *int, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) (*model.EventPage, error)
@@ -294,6 +319,8 @@ type QueryResolver interface {
 	Event(ctx context.Context, id int) (*model.Event, error)
 	EventDate(ctx context.Context, id int) (*model.EventDate, error)
 	Order(ctx context.Context, reference string) (*model.Order, error)
+	Orders(ctx context.Context, filter *model.OrderFilter, first *int, after *string) (*model.OrderConnection, error)
+	OrderChanges(ctx context.Context, since *string, first *int) (*model.OrderChangePage, error)
 }
 type SubscriptionResolver interface {
 	OrderUpdated(ctx context.Context, reference string) (<-chan *model.Order, error)
@@ -746,6 +773,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EventPage.Timezone(childComplexity), true
 
+	case "ExpireCheckoutSessionPayload.order":
+		if e.ComplexityRoot.ExpireCheckoutSessionPayload.Order == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExpireCheckoutSessionPayload.Order(childComplexity), true
+	case "ExpireCheckoutSessionPayload.userErrors":
+		if e.ComplexityRoot.ExpireCheckoutSessionPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ExpireCheckoutSessionPayload.UserErrors(childComplexity), true
+
 	case "IssuedTicket.checkedInAt":
 		if e.ComplexityRoot.IssuedTicket.CheckedInAt == nil {
 			break
@@ -868,6 +908,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateCheckoutSession(childComplexity, args["input"].(model.CreateCheckoutSessionInput)), true
+	case "Mutation.expireCheckoutSession":
+		if e.ComplexityRoot.Mutation.ExpireCheckoutSession == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_expireCheckoutSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ExpireCheckoutSession(childComplexity, args["input"].(model.ExpireCheckoutSessionInput)), true
 
 	case "Order.checkoutUrl":
 		if e.ComplexityRoot.Order.CheckoutURL == nil {
@@ -983,6 +1034,51 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.UpdatedAt(childComplexity), true
+
+	case "OrderChangePage.hasMore":
+		if e.ComplexityRoot.OrderChangePage.HasMore == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderChangePage.HasMore(childComplexity), true
+	case "OrderChangePage.nextSince":
+		if e.ComplexityRoot.OrderChangePage.NextSince == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderChangePage.NextSince(childComplexity), true
+	case "OrderChangePage.nodes":
+		if e.ComplexityRoot.OrderChangePage.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderChangePage.Nodes(childComplexity), true
+
+	case "OrderConnection.edges":
+		if e.ComplexityRoot.OrderConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderConnection.Edges(childComplexity), true
+	case "OrderConnection.pageInfo":
+		if e.ComplexityRoot.OrderConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderConnection.PageInfo(childComplexity), true
+
+	case "OrderEdge.cursor":
+		if e.ComplexityRoot.OrderEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderEdge.Cursor(childComplexity), true
+	case "OrderEdge.node":
+		if e.ComplexityRoot.OrderEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderEdge.Node(childComplexity), true
 
 	case "PageNumbers.hasNext":
 		if e.ComplexityRoot.PageNumbers.HasNext == nil {
@@ -1107,6 +1203,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Order(childComplexity, args["reference"].(string)), true
+	case "Query.orderChanges":
+		if e.ComplexityRoot.Query.OrderChanges == nil {
+			break
+		}
+
+		args, err := ec.field_Query_orderChanges_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.OrderChanges(childComplexity, args["since"].(*string), args["first"].(*int)), true
+	case "Query.orders":
+		if e.ComplexityRoot.Query.Orders == nil {
+			break
+		}
+
+		args, err := ec.field_Query_orders_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Orders(childComplexity, args["filter"].(*model.OrderFilter), args["first"].(*int), args["after"].(*string)), true
 
 	case "Subscription.availabilityChanged":
 		if e.ComplexityRoot.Subscription.AvailabilityChanged == nil {
@@ -1387,6 +1505,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCheckoutItemInput,
 		ec.unmarshalInputCreateCheckoutSessionInput,
 		ec.unmarshalInputCustomerInput,
+		ec.unmarshalInputExpireCheckoutSessionInput,
+		ec.unmarshalInputOrderFilter,
 	)
 	first := true
 
@@ -1486,7 +1606,7 @@ Conventions, for every field below:
 
 - Authentication: every request carries the app's secret key in the X-API-Key header (svc_test_… for the sandbox, svc_live_… for live). Keys are for servers only, never for browsers or mobile apps.
 - Errors: queries report refusals in the top-level ` + "`" + `errors` + "`" + ` list. Each error has extensions.code, the REST error code (event_not_found, validation_failed, …), and for validation_failed extensions.details, a map from argument path to messages. extensions.status is present only when the HTTP status of the response is not 200, and then equals it: 401, 403 and 429 refuse a request before it runs; a document that cannot run is 200 with application/json and 400 with application/graphql-response+json. An operation that ran is always 200. Every field may also fail with internal_error.
-- The mutation createCheckoutSession reports business and validation refusals in its payload's userErrors, not in ` + "`" + `errors` + "`" + `.
+- The mutations createCheckoutSession and expireCheckoutSession report business and validation refusals in their payload's userErrors, not in ` + "`" + `errors` + "`" + `.
 - Money: decimal strings with two fraction digits ("150.00"); the fields ending in Money carry the currency with the amount.
 - Instants: DateTime, RFC 3339 with an offset. Plain date strings such as "2026-12-24 18:00:00" are wall-clock times in the event's timezone; the …Display strings such as "Thu, 24 Dec 2026 6:00 PM" are for people.
 - Limits: documents are bounded before parsing (document_too_large), in depth and in estimated cost (validation_failed); the app's request limit is shared with REST (rate_limit_exceeded, with a Retry-After header).
@@ -1579,6 +1699,26 @@ type Query {
     "The order's reference as the checkout returned it (sbx_… for test, ord_… for live)."
     reference: String!
   ): Order
+  """
+  The calling app's orders in the key's environment, newest first (createdAt, then reference, descending), as a Relay cursor connection; REST: GET /api/v1/orders. Cursors are opaque and stable: orders created while you page never shift the pages after your cursor. Read now, never from a cache. Errors: validation_failed, details naming the argument (first, after, filter.status, filter.eventId, filter.eventdateId).
+  """
+  orders(
+    "Only orders matching every field given; omitted: all of them."
+    filter: OrderFilter
+    "How many orders to return: 1 to 100 (default 20); anything else is validation_failed."
+    first: Int
+    "The endCursor (or any edge's cursor) of the previous page; omitted for the first page. A cursor this list did not hand out is validation_failed."
+    after: String
+  ): OrderConnection!
+  """
+  The feed that keeps a copy of your orders in step; REST: GET /api/v1/order-changes. It returns the orders of the key's environment that changed after since, in the order of their latest change, each as it is now. A change is anything the Order shows: its status, tickets issued, a ticket checked in or voided, the ticket email's state. Start without since, then always pass back nextSince: you see every change of every order at least once, however many writers commit at once and in whatever order. An order that changed several times between two reads comes once, as it is now. Read now, never from a cache. Errors: validation_failed, details naming the argument (since, first).
+  """
+  orderChanges(
+    "The nextSince of your previous read; omitted: from the first order."
+    since: String
+    "How many orders to return at most: 1 to 100 (default 100); anything else is validation_failed."
+    first: Int
+  ): OrderChangePage!
 }
 
 "The entry points that change something."
@@ -1592,6 +1732,65 @@ type Mutation {
     "The cart, the buyer, where to send the buyer afterwards, and the idempotency key."
     input: CreateCheckoutSessionInput!
   ): CreateCheckoutSessionPayload
+  """
+  Ends a pending checkout now, when a buyer abandoned the cart: the order becomes EXPIRED, its held tickets are released at once and order.expired is sent, once; REST: POST /api/v1/checkout-sessions/{order_reference}/expire. An order already EXPIRED is answered as it is, with no new event, so retrying is safe. A payment confirmed for the order after this is flagged for a refund review, never kept silently.
+
+  Refusals come back in the payload's userErrors with a null order: order_not_pending (the order is PAID, COMPLETED or FAILED, also when its payment arrived a moment before), environment_mismatch, order_not_found. The field itself is null, with a top-level error, only for authentication, rate_limit_exceeded and service failures.
+  """
+  expireCheckoutSession(
+    "The order to expire."
+    input: ExpireCheckoutSessionInput!
+  ): ExpireCheckoutSessionPayload
+}
+
+"Which orders Query.orders returns; every field given must match."
+input OrderFilter {
+  "Only orders with this status. UNKNOWN is validation_failed: no order is stored with it."
+  status: OrderStatus
+  "Only orders for this event (Order.eventId), a positive integer."
+  eventId: Int
+  "Only orders for this event date (Order.eventdateId), a positive integer."
+  eventdateId: Int
+}
+
+"A Relay cursor connection over the calling app's orders, newest first."
+type OrderConnection {
+  "The orders of this page with their cursors, newest first."
+  edges: [OrderEdge!]!
+  "Where this page sits in the whole list; hasNextPage is REST's meta.has_more, endCursor (when hasNextPage) its next_cursor."
+  pageInfo: CursorPageInfo!
+}
+
+"One order of an OrderConnection."
+type OrderEdge {
+  "An opaque cursor: pass it as after to get the orders older than this one."
+  cursor: String!
+  "The order, read now."
+  node: Order!
+}
+
+"One read of the order changes feed (Query.orderChanges)."
+type OrderChangePage {
+  "The orders that changed after since, in the order of their latest change, each as it is now."
+  nodes: [Order!]!
+  "Pass it as since next time (store it with your copy of the orders). When nothing changed it is the since you sent."
+  nextSince: String!
+  "Whether more changes can be read at once: read again now. False: you have caught up; read again after a pause (a few seconds)."
+  hasMore: Boolean!
+}
+
+"Which checkout to end."
+input ExpireCheckoutSessionInput {
+  "The order_reference of the checkout session (sbx_… for test keys, ord_… for live keys)."
+  reference: String!
+}
+
+"What expireCheckoutSession answers when it ran."
+type ExpireCheckoutSessionPayload {
+  "The order, EXPIRED; null when userErrors is not empty."
+  order: Order
+  "Why the order was not expired; empty when order is set. Codes: order_not_pending, environment_mismatch, order_not_found (field [\"input\", \"reference\"])."
+  userErrors: [UserError!]!
 }
 
 "Any JSON value; metadata must be a JSON object (validation_failed otherwise)."
@@ -2129,9 +2328,9 @@ type EventEdge {
 
 "Relay page information of a cursor connection."
 type CursorPageInfo {
-  "Whether more events follow this page."
+  "Whether more items (events, orders) follow this page."
   hasNextPage: Boolean!
-  "Whether events precede this page (it was asked for after a cursor)."
+  "Whether items precede this page (it was asked for after a cursor)."
   hasPreviousPage: Boolean!
   "The cursor of the first edge; null when the page is empty."
   startCursor: String
@@ -2338,6 +2537,16 @@ func (ec *executionContext) childFields_EventPage(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type EventPage", field.Name)
 }
 
+func (ec *executionContext) childFields_ExpireCheckoutSessionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "order":
+		return ec.fieldContext_ExpireCheckoutSessionPayload_order(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_ExpireCheckoutSessionPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ExpireCheckoutSessionPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_IssuedTicket(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -2434,6 +2643,38 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_ticketsEmail(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Order", field.Name)
+}
+
+func (ec *executionContext) childFields_OrderChangePage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "nodes":
+		return ec.fieldContext_OrderChangePage_nodes(ctx, field)
+	case "nextSince":
+		return ec.fieldContext_OrderChangePage_nextSince(ctx, field)
+	case "hasMore":
+		return ec.fieldContext_OrderChangePage_hasMore(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrderChangePage", field.Name)
+}
+
+func (ec *executionContext) childFields_OrderConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_OrderConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_OrderConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrderConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_OrderEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_OrderEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_OrderEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrderEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_PageNumbers(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2720,6 +2961,20 @@ func (ec *executionContext) field_Mutation_createCheckoutSession_args(ctx contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_expireCheckoutSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ExpireCheckoutSessionInput, error) {
+			return ec.unmarshalNExpireCheckoutSessionInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐExpireCheckoutSessionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2980,6 +3235,28 @@ func (ec *executionContext) field_Query_events_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_orderChanges_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "since",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["since"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_order_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2991,6 +3268,36 @@ func (ec *executionContext) field_Query_order_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["reference"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_orders_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.OrderFilter, error) {
+			return ec.unmarshalOOrderFilter2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrderFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
 	return args, nil
 }
 
@@ -4046,6 +4353,70 @@ func (ec *executionContext) fieldContext_EventPage_timezone(_ context.Context, f
 	return graphql.NewScalarFieldContext("EventPage", field, false, false, errNoChildren0)
 }
 
+func (ec *executionContext) _ExpireCheckoutSessionPayload_order(ctx context.Context, field graphql.CollectedField, obj *model.ExpireCheckoutSessionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExpireCheckoutSessionPayload_order(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Order, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Order) graphql.Marshaler {
+			return ec.marshalOOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrder(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ExpireCheckoutSessionPayload_order(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExpireCheckoutSessionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ExpireCheckoutSessionPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *model.ExpireCheckoutSessionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ExpireCheckoutSessionPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ExpireCheckoutSessionPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ExpireCheckoutSessionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _IssuedTicket_id(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4274,6 +4645,50 @@ func (ec *executionContext) fieldContext_Mutation_createCheckoutSession(ctx cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_createCheckoutSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_expireCheckoutSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_expireCheckoutSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ExpireCheckoutSession(ctx, fc.Args["input"].(model.ExpireCheckoutSessionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ExpireCheckoutSessionPayload) graphql.Marshaler {
+			return ec.marshalOExpireCheckoutSessionPayload2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐExpireCheckoutSessionPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_expireCheckoutSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ExpireCheckoutSessionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_expireCheckoutSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -4579,6 +4994,155 @@ func (ec *executionContext) fieldContext_Order_ticketsEmail(_ context.Context, f
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_TicketsEmail(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrderChangePage_nodes(ctx context.Context, field graphql.CollectedField, obj *model.OrderChangePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderChangePage_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrderᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderChangePage_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrderChangePage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrderChangePage_nextSince(ctx context.Context, field graphql.CollectedField, obj *model.OrderChangePage) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.NextSince)
+}
+func (ec *executionContext) fieldContext_OrderChangePage_nextSince(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderChangePage", field, false, false, errNoChildren0)
+}
+
+func (ec *executionContext) _OrderChangePage_hasMore(ctx context.Context, field graphql.CollectedField, obj *model.OrderChangePage) (ret graphql.Marshaler) {
+	return (*boolValue)(&obj.HasMore)
+}
+func (ec *executionContext) fieldContext_OrderChangePage_hasMore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderChangePage", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _OrderConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.OrderEdge) graphql.Marshaler {
+			return ec.marshalNOrderEdge2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrderEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrderConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrderEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrderConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CursorPageInfo) graphql.Marshaler {
+			return ec.marshalNCursorPageInfo2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCursorPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrderConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CursorPageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrderEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.OrderEdge) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.Cursor)
+}
+func (ec *executionContext) fieldContext_OrderEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderEdge", field, false, false, errNoChildren0)
+}
+
+func (ec *executionContext) _OrderEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.OrderEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrder(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrderEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
 		},
 	}
 	return fc, nil
@@ -4905,6 +5469,94 @@ func (ec *executionContext) fieldContext_Query_order(ctx context.Context, field 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_order_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_orders(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_orders(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Orders(ctx, fc.Args["filter"].(*model.OrderFilter), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrderConnection) graphql.Marshaler {
+			return ec.marshalNOrderConnection2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrderConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_orders(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrderConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_orders_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_orderChanges(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_orderChanges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().OrderChanges(ctx, fc.Args["since"].(*string), fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrderChangePage) graphql.Marshaler {
+			return ec.marshalNOrderChangePage2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrderChangePage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_orderChanges(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrderChangePage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_orderChanges_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6633,6 +7285,80 @@ func (ec *executionContext) unmarshalInputCustomerInput(ctx context.Context, obj
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputExpireCheckoutSessionInput(ctx context.Context, obj any) (model.ExpireCheckoutSessionInput, error) {
+	var it model.ExpireCheckoutSessionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"reference"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "reference":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reference"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reference = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputOrderFilter(ctx context.Context, obj any) (model.OrderFilter, error) {
+	var it model.OrderFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"status", "eventId", "eventdateId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOOrderStatus2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "eventId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eventId"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EventID = data
+		case "eventdateId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eventdateId"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EventdateID = data
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -7402,6 +8128,50 @@ func (ec *executionContext) _EventPage(ctx context.Context, sel ast.SelectionSet
 	return objectFields{fields: fields, values: out.Values}
 }
 
+var expireCheckoutSessionPayloadImplementors = []string{"ExpireCheckoutSessionPayload"}
+
+func (ec *executionContext) _ExpireCheckoutSessionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ExpireCheckoutSessionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, expireCheckoutSessionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ExpireCheckoutSessionPayload")
+		case "order":
+			out.Values[i] = ec._ExpireCheckoutSessionPayload_order(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._ExpireCheckoutSessionPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return objectFields{fields: fields, values: out.Values}
+}
+
 var issuedTicketImplementors = []string{"IssuedTicket"}
 
 func (ec *executionContext) _IssuedTicket(ctx context.Context, sel ast.SelectionSet, obj *model.IssuedTicket) graphql.Marshaler {
@@ -7621,6 +8391,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "expireCheckoutSession":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_expireCheckoutSession(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -7747,6 +8524,143 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "ticketsEmail":
 			out.Values[i] = ec._Order_ticketsEmail(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return objectFields{fields: fields, values: out.Values}
+}
+
+var orderChangePageImplementors = []string{"OrderChangePage"}
+
+func (ec *executionContext) _OrderChangePage(ctx context.Context, sel ast.SelectionSet, obj *model.OrderChangePage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, orderChangePageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrderChangePage")
+		case "nodes":
+			out.Values[i] = ec._OrderChangePage_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nextSince":
+			out.Values[i] = ec._OrderChangePage_nextSince(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "hasMore":
+			out.Values[i] = ec._OrderChangePage_hasMore(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return objectFields{fields: fields, values: out.Values}
+}
+
+var orderConnectionImplementors = []string{"OrderConnection"}
+
+func (ec *executionContext) _OrderConnection(ctx context.Context, sel ast.SelectionSet, obj *model.OrderConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, orderConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrderConnection")
+		case "edges":
+			out.Values[i] = ec._OrderConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._OrderConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return objectFields{fields: fields, values: out.Values}
+}
+
+var orderEdgeImplementors = []string{"OrderEdge"}
+
+func (ec *executionContext) _OrderEdge(ctx context.Context, sel ast.SelectionSet, obj *model.OrderEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, orderEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrderEdge")
+		case "cursor":
+			out.Values[i] = ec._OrderEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._OrderEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -8026,6 +8940,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_order(ctx, field)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "orders":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_orders(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "orderChanges":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_orderChanges(ctx, field)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -9051,6 +10009,11 @@ func (ec *executionContext) marshalNEventPage2ᚖgithubᚗcomᚋboxofficeᚋboxo
 	return ec._EventPage(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNExpireCheckoutSessionInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐExpireCheckoutSessionInput(ctx context.Context, v any) (model.ExpireCheckoutSessionInput, error) {
+	res, err := ec.unmarshalInputExpireCheckoutSessionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -9183,6 +10146,22 @@ func (ec *executionContext) marshalNMoney2ᚖgithubᚗcomᚋboxofficeᚋboxoffic
 	return ec._Money(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNOrder2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrderᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Order) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrder(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrder(ctx context.Context, sel ast.SelectionSet, v *model.Order) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -9191,6 +10170,52 @@ func (ec *executionContext) marshalNOrder2ᚖgithubᚗcomᚋboxofficeᚋboxoffic
 		return graphql.Null
 	}
 	return ec._Order(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOrderChangePage2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrderChangePage(ctx context.Context, sel ast.SelectionSet, v *model.OrderChangePage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OrderChangePage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOrderConnection2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrderConnection(ctx context.Context, sel ast.SelectionSet, v *model.OrderConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OrderConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOrderEdge2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrderEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.OrderEdge) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOrderEdge2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrderEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOrderEdge2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrderEdge(ctx context.Context, sel ast.SelectionSet, v *model.OrderEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OrderEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNOrderStatus2string(ctx context.Context, v any) (string, error) {
@@ -9614,6 +10639,13 @@ func (ec *executionContext) marshalOEventOrder2ᚖgithubᚗcomᚋboxofficeᚋbox
 	return v
 }
 
+func (ec *executionContext) marshalOExpireCheckoutSessionPayload2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐExpireCheckoutSessionPayload(ctx context.Context, sel ast.SelectionSet, v *model.ExpireCheckoutSessionPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ExpireCheckoutSessionPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v any) (*float64, error) {
 	if v == nil {
 		return nil, nil
@@ -9680,6 +10712,32 @@ func (ec *executionContext) marshalOOrder2ᚖgithubᚗcomᚋboxofficeᚋboxoffic
 		return graphql.Null
 	}
 	return ec._Order(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOOrderFilter2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrderFilter(ctx context.Context, v any) (*model.OrderFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputOrderFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOOrderStatus2ᚖstring(ctx context.Context, v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := model.UnmarshalOrderStatus(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOOrderStatus2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := model.MarshalOrderStatus(*v)
+	return res
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/graph/model"
 )
@@ -25,6 +26,19 @@ func Complexity() graph.ComplexityRoot {
 	c.Query.EventsConnection = func(child int, first *int, _ *string, _ *string, _ *bool, _, _, _, _ *string, _ *int, _, _ *bool, _ *model.EventOrder) int {
 		p, _ := catalog.ListRequest{First: first}.Params()
 		return 1 + p.PerPage*child
+	}
+	// A first out of range is charged the nearest size; the request fails anyway.
+	pageOf := func(first *int, def int) int {
+		if first == nil {
+			return def
+		}
+		return min(max(*first, 1), checkout.MaxOrdersLimit)
+	}
+	c.Query.Orders = func(child int, _ *model.OrderFilter, first *int, _ *string) int {
+		return 1 + pageOf(first, checkout.DefaultOrdersLimit)*child
+	}
+	c.Query.OrderChanges = func(child int, _ *string, first *int) int {
+		return 1 + pageOf(first, checkout.DefaultChangesLimit)*child
 	}
 	c.Event.Dates = func(child int, _ *bool) int { return 1 + datesPerEvent*child }
 	c.EventDate.Tickets = func(child int) int { return 1 + ticketsPerDate*child }

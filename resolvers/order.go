@@ -1,7 +1,9 @@
 package resolvers
 
 import (
+	"cmp"
 	"context"
+	"errors"
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/auth"
@@ -118,4 +120,98 @@ func toIssuedTicket(t *tickets.View) *model.IssuedTicket {
 		EventID: int(t.EventID), EventdateID: int(t.EventdateID), Position: int(t.Position), Status: t.Status,
 		CheckedInAt: t.CheckedInAt, Environment: t.Environment,
 	}
+}
+
+// Orders is GET /api/v1/orders and Query.orders: a page of the calling
+// app's orders, newest first, each edge with its cursor.
+// Errors: unauthorized, and those of checkout.Service.Orders (with REST's
+// parameter names; Query.orders renames them).
+func (r *Resolver) Orders(ctx context.Context, req checkout.OrdersRequest) (*model.OrderConnection, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.Checkout.Orders(ctx, c, req)
+	if err != nil {
+		return nil, err
+	}
+	conn := &model.OrderConnection{
+		Edges:    make([]*model.OrderEdge, len(p.Orders)),
+		PageInfo: &model.CursorPageInfo{HasNextPage: p.HasMore, HasPreviousPage: req.Cursor != ""},
+		Limit:    p.Limit,
+	}
+	for i, v := range p.Orders {
+		conn.Edges[i] = &model.OrderEdge{Cursor: p.Cursors[i], Node: toOrder(v)}
+	}
+	if n := len(p.Cursors); n > 0 {
+		conn.PageInfo.StartCursor, conn.PageInfo.EndCursor = &p.Cursors[0], &p.Cursors[n-1]
+	}
+	return conn, nil
+}
+
+// OrderChanges is GET /api/v1/order-changes and Query.orderChanges: the
+// calling app's orders changed after since, each as it is now.
+// Errors: unauthorized, and those of checkout.Service.Changes (with REST's
+// parameter names; Query.orderChanges renames them).
+func (r *Resolver) OrderChanges(ctx context.Context, req checkout.ChangesRequest) (*model.OrderChangePage, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.Checkout.Changes(ctx, c, req)
+	if err != nil {
+		return nil, err
+	}
+	out := &model.OrderChangePage{Nodes: make([]*model.Order, len(p.Orders)), NextSince: p.NextSince, HasMore: p.HasMore}
+	for i, v := range p.Orders {
+		out.Nodes[i] = toOrder(v)
+	}
+	return out, nil
+}
+
+// ExpireCheckoutSession is POST /api/v1/checkout-sessions/{reference}/expire
+// and Mutation.expireCheckoutSession: the calling app ends a pending
+// checkout now.
+// Errors: unauthorized, and those of checkout.Service.Expire.
+func (r *Resolver) ExpireCheckoutSession(ctx context.Context, reference string) (*model.Order, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v, err := r.Checkout.Expire(ctx, c, reference)
+	if err != nil {
+		return nil, err
+	}
+	return toOrder(v), nil
+}
+
+// orderArgs are the GraphQL names of the order list's and the feed's
+// parameters, by their REST names.
+var orderArgs = map[string]string{
+	"status": "filter.status", "event_id": "filter.eventId", "eventdate_id": "filter.eventdateId",
+	"limit": "first", "cursor": "after", "since": "since",
+}
+
+// orderArgPaths renames the details of a validation error of the order
+// list or the feed from REST's parameters to GraphQL's arguments.
+func orderArgPaths(err error) error {
+	var ae *apperr.Error
+	if !errors.As(err, &ae) || len(ae.Details) == 0 {
+		return err
+	}
+	out := *ae
+	out.Details = make(apperr.Details, len(ae.Details))
+	for name, msgs := range ae.Details {
+		out.Details[cmp.Or(orderArgs[name], name)] = msgs
+	}
+	return &out
+}
+
+// ordersRequest is Query.orders' arguments as the order list's request.
+func ordersRequest(filter *model.OrderFilter, first *int, after *string) checkout.OrdersRequest {
+	req := checkout.OrdersRequest{Limit: first, Cursor: deref(after)}
+	if filter != nil {
+		req.Status, req.EventID, req.EventdateID = deref(filter.Status), filter.EventID, filter.EventdateID
+	}
+	return req
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/graph/model"
 )
@@ -23,6 +24,10 @@ func (r *eventDateResolver) Tickets(ctx context.Context, obj *model.EventDate) (
 
 func (r *mutationResolver) CreateCheckoutSession(ctx context.Context, input model.CreateCheckoutSessionInput) (*model.CreateCheckoutSessionPayload, error) {
 	return checkoutPayload(r.Resolver.CreateCheckoutSession(ctx, input.IdempotencyKey, &input.CheckoutRequest, nil))
+}
+
+func (r *mutationResolver) ExpireCheckoutSession(ctx context.Context, input model.ExpireCheckoutSessionInput) (*model.ExpireCheckoutSessionPayload, error) {
+	return expirePayload(r.Resolver.ExpireCheckoutSession(ctx, input.Reference))
 }
 
 func (r *queryResolver) Events(ctx context.Context, page *int, perPage *int, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) (*model.EventPage, error) {
@@ -94,6 +99,16 @@ func (r *queryResolver) EventDate(ctx context.Context, id int) (*model.EventDate
 
 func (r *queryResolver) Order(ctx context.Context, reference string) (*model.Order, error) {
 	return r.Resolver.Order(ctx, reference)
+}
+
+func (r *queryResolver) Orders(ctx context.Context, filter *model.OrderFilter, first *int, after *string) (*model.OrderConnection, error) {
+	c, err := r.Resolver.Orders(ctx, ordersRequest(filter, first, after))
+	return c, orderArgPaths(err)
+}
+
+func (r *queryResolver) OrderChanges(ctx context.Context, since *string, first *int) (*model.OrderChangePage, error) {
+	p, err := r.Resolver.OrderChanges(ctx, checkout.ChangesRequest{Since: deref(since), Limit: first})
+	return p, orderArgPaths(err)
 }
 
 func (r *subscriptionResolver) OrderUpdated(ctx context.Context, reference string) (<-chan *model.Order, error) {

@@ -22,6 +22,19 @@ func checkoutPayload(sess *model.CheckoutSession, replayed bool, err error) (*mo
 	return &model.CreateCheckoutSessionPayload{Replayed: replayed, UserErrors: userErrors(ae, "input")}, nil
 }
 
+// expirePayload is the answer of Mutation.expireCheckoutSession: the
+// order, or the refusal as user errors (top-level refusals as the error).
+func expirePayload(o *model.Order, err error) (*model.ExpireCheckoutSessionPayload, error) {
+	if err == nil {
+		return &model.ExpireCheckoutSessionPayload{Order: o, UserErrors: []*model.UserError{}}, nil
+	}
+	var ae *apperr.Error
+	if !errors.As(err, &ae) || topLevel(ae) {
+		return nil, err
+	}
+	return &model.ExpireCheckoutSessionPayload{UserErrors: userErrors(ae, "input")}, nil
+}
+
 // topLevel reports whether a refusal concerns the request rather than its
 // input: authentication, the request rate limit, and failures of the
 // service (5xx), which the client retries unchanged. free_order_limit_reached
@@ -47,6 +60,9 @@ var codeFields = map[apperr.Code]string{
 	apperr.EventDateNotFound:     "eventdate_id",
 	apperr.EventDateNotAvailable: "eventdate_id",
 	apperr.MetadataTooLarge:      "metadata",
+	apperr.OrderNotPending:       "reference",
+	apperr.EnvironmentMismatch:   "reference",
+	apperr.OrderNotFound:         "reference",
 }
 
 // userErrors turns a refusal into user errors under the argument arg:

@@ -45,6 +45,21 @@ func (h *Handler) createCheckoutSession(w http.ResponseWriter, r *http.Request) 
 	}{sess, statusMeta{http.StatusCreated}})
 }
 
+// expireCheckoutSession is POST
+// /api/v1/checkout-sessions/{order_reference}/expire (spec/fulfilment.md
+// section 5). It takes no body.
+func (h *Handler) expireCheckoutSession(w http.ResponseWriter, r *http.Request) {
+	o, err := h.Resolver.ExpireCheckoutSession(r.Context(), chi.URLParam(r, "reference"))
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Data *model.Order `json:"data"`
+		Meta statusMeta   `json:"meta"`
+	}{o, statusMeta{http.StatusOK}})
+}
+
 // getOrder is GET /api/v1/orders/{reference} (spec 4.6).
 func (h *Handler) getOrder(w http.ResponseWriter, r *http.Request) {
 	o, err := h.Resolver.Order(r.Context(), chi.URLParam(r, "reference"))

@@ -30,7 +30,10 @@ func (h *Handler) Routes(r chi.Router) {
 	r.Get("/events/{id}/dates", h.listEventDates)
 	r.Get("/event-dates/{id}/tickets", h.listTickets)
 	r.Post("/checkout-sessions", h.createCheckoutSession)
+	r.Post("/checkout-sessions/{reference}/expire", h.expireCheckoutSession)
+	r.Get("/orders", h.listOrders)
 	r.Get("/orders/{reference}", h.getOrder)
+	r.Get("/order-changes", h.orderChanges)
 	r.NotFound(h.notFound)
 	r.MethodNotAllowed(h.methodNotAllowed)
 }

@@ -54,7 +54,7 @@ func (a answer) fieldNames() []string {
 }
 
 // gqlAnswer reads a GraphQL answer: the one top-level error, or the
-// userErrors of createCheckoutSession (all of one code; a validation
+// userErrors of a mutation's payload (all of one code; a validation
 // refusal has a message per field and none of its own). A top-level error
 // carries extensions.status only when the HTTP status is not 200, and then
 // equal to it.
@@ -78,8 +78,14 @@ func gqlAnswer(t testing.TB, r *response) answer {
 		return a
 	}
 	data, _ := r.Body["data"].(map[string]any)
-	payload, _ := data["createCheckoutSession"].(map[string]any)
-	ues, _ := payload["userErrors"].([]any)
+	var ues []any
+	for _, field := range data {
+		if payload, ok := field.(map[string]any); ok {
+			if u, ok := payload["userErrors"].([]any); ok {
+				ues = append(ues, u...)
+			}
+		}
+	}
 	for _, x := range ues {
 		ue := x.(map[string]any)
 		if a.Code == "" {

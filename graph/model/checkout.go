@@ -140,3 +140,18 @@ type TicketsEmail struct {
 	Status string  `json:"status"`
 	SentAt *string `json:"sent_at"`
 }
+
+// OrderConnection is a page of the order list (GET /api/v1/orders and
+// Query.orders).
+type OrderConnection struct {
+	Edges    []*OrderEdge
+	PageInfo *CursorPageInfo
+	// Limit is the page size used: REST's meta.limit.
+	Limit int
+}
+
+// OrderEdge is one order of an OrderConnection with its cursor.
+type OrderEdge struct {
+	Cursor string
+	Node   *Order
+}

@@ -11,9 +11,9 @@ import (
 
 // Relay page information of a cursor connection.
 type CursorPageInfo struct {
-	// Whether more events follow this page.
+	// Whether more items (events, orders) follow this page.
 	HasNextPage bool `json:"hasNextPage"`
-	// Whether events precede this page (it was asked for after a cursor).
+	// Whether items precede this page (it was asked for after a cursor).
 	HasPreviousPage bool `json:"hasPreviousPage"`
 	// The cursor of the first edge; null when the page is empty.
 	StartCursor *string `json:"startCursor,omitempty"`
@@ -47,8 +47,42 @@ type EventEdge struct {
 	Node *Event `json:"node"`
 }
 
+// Which checkout to end.
+type ExpireCheckoutSessionInput struct {
+	// The order_reference of the checkout session (sbx_… for test keys, ord_… for live keys).
+	Reference string `json:"reference"`
+}
+
+// What expireCheckoutSession answers when it ran.
+type ExpireCheckoutSessionPayload struct {
+	// The order, EXPIRED; null when userErrors is not empty.
+	Order *Order `json:"order,omitempty"`
+	// Why the order was not expired; empty when order is set. Codes: order_not_pending, environment_mismatch, order_not_found (field ["input", "reference"]).
+	UserErrors []*UserError `json:"userErrors"`
+}
+
 // The entry points that change something.
 type Mutation struct {
+}
+
+// One read of the order changes feed (Query.orderChanges).
+type OrderChangePage struct {
+	// The orders that changed after since, in the order of their latest change, each as it is now.
+	Nodes []*Order `json:"nodes"`
+	// Pass it as since next time (store it with your copy of the orders). When nothing changed it is the since you sent.
+	NextSince string `json:"nextSince"`
+	// Whether more changes can be read at once: read again now. False: you have caught up; read again after a pause (a few seconds).
+	HasMore bool `json:"hasMore"`
+}
+
+// Which orders Query.orders returns; every field given must match.
+type OrderFilter struct {
+	// Only orders with this status. UNKNOWN is validation_failed: no order is stored with it.
+	Status *string `json:"status,omitempty"`
+	// Only orders for this event (Order.eventId), a positive integer.
+	EventID *int `json:"eventId,omitempty"`
+	// Only orders for this event date (Order.eventdateId), a positive integer.
+	EventdateID *int `json:"eventdateId,omitempty"`
 }
 
 // The entry points for reading the catalog and orders.

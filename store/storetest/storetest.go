@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/uptrace/bun"
@@ -137,3 +138,36 @@ func (c *Counter) Reset() { c.n.Store(0) }
 
 // N returns the statements counted since the last Reset.
 func (c *Counter) N() int { return int(c.n.Load()) }
+
+// ChangesSettled waits until every order change committed before the call
+// can be read from the changes feed (store.OrderChangesAfter). On
+// PostgreSQL the feed holds back changes while an older transaction is
+// open anywhere on the server, and tests running beside this one keep
+// transactions open for moments: it takes a fresh transaction id, which is
+// above those of every change committed so far, and waits until no
+// transaction up to it is still running. SQLite never holds changes back.
+func ChangesSettled(tb testing.TB, db *store.DB) {
+	tb.Helper()
+	if !db.Postgres() {
+		return
+	}
+	ctx := context.Background()
+	var xid string
+	if err := db.NewRaw("SELECT pg_current_xact_id()::text").Scan(ctx, &xid); err != nil {
+		tb.Fatalf("storetest: take a transaction id: %v", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var past bool
+		if err := db.NewRaw("SELECT pg_snapshot_xmin(pg_current_snapshot()) > ?::xid8", xid).Scan(ctx, &past); err != nil {
+			tb.Fatalf("storetest: read the horizon: %v", err)
+		}
+		if past {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("storetest: a transaction older than %s is still open after 30s", xid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
