@@ -31,6 +31,8 @@ func (h *Handler) Routes(r chi.Router) {
 	r.Get("/event-dates/{id}/tickets", h.listTickets)
 	r.Post("/checkout-sessions", h.createCheckoutSession)
 	r.Get("/orders/{reference}", h.getOrder)
+	r.Post("/check-ins", h.checkIn)
+	r.Get("/check-ins/stats", h.checkInStats)
 	r.NotFound(h.notFound)
 	r.MethodNotAllowed(h.methodNotAllowed)
 }
