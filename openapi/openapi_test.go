@@ -54,6 +54,8 @@ func TestRoutes(t *testing.T) {
 		"GET /api/v1/event-dates/{id}/tickets",
 		"POST /api/v1/checkout-sessions",
 		"GET /api/v1/orders/{reference}",
+		"POST /api/v1/check-ins",
+		"GET /api/v1/check-ins/stats",
 		"GET /api/v1/webhook-events/stream",
 		"GET /api/v1/openapi.json",
 	}
