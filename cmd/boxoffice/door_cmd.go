@@ -210,8 +210,11 @@ func ticketsCommand(stdout, stderr io.Writer) *cli.Command {
 					if cmd.Bool("json") {
 						return printJSON(stdout, map[string]any{"order_reference": res.OrderReference, "voided": res.Voided, "tickets": res.Tickets})
 					}
-					fmt.Fprintf(stdout, "voided %d of %d ticket(s) of order %s (the others were void already)\n",
-						res.Voided, len(res.Tickets), res.OrderReference)
+					fmt.Fprintf(stdout, "voided %d of %d ticket(s) of order %s", res.Voided, len(res.Tickets), res.OrderReference)
+					if res.Voided < len(res.Tickets) {
+						fmt.Fprint(stdout, " (the others were void already)")
+					}
+					fmt.Fprintln(stdout)
 					for _, t := range res.Tickets {
 						fmt.Fprintf(stdout, "  %s  %d of %d  %s  %s\n", t.ID, t.Position, len(res.Tickets), t.TicketName, t.Status)
 					}
