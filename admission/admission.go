@@ -9,6 +9,13 @@
 // checkout limits of the app and of its account, which checkout.Service
 // takes through Gate.Checkout before it looks at the Idempotency-Key or the
 // body, whichever API the request came from.
+//
+// A route takes app keys, scanner keys (the door's check-in routes) or
+// either (GraphQL, which gives each kind its own fields); a key of the
+// other kind is refused (scanner_key_not_allowed, scanner_key_required)
+// and counts against the IP as every refused key does. Scanner keys are
+// the operator's, one event each, and a door scans in bursts (a crowd at
+// opening time): the apps' request limits do not apply to them.
 package admission
 
 import (
@@ -28,15 +35,30 @@ type Gate struct {
 	Limits *ratelimit.Limits
 }
 
-// Middleware admits each request or answers it with fail: rate_limit_exceeded
-// (failed-auth bucket or the app's limit), or an authentication error of
-// auth.Authenticator. An admitted request carries its auth.Principal.
-func (g *Gate) Middleware(fail func(http.ResponseWriter, *http.Request, error)) func(http.Handler) http.Handler {
+// Keys says which kind of key a route takes.
+type Keys int
+
+// Kinds of route.
+const (
+	// AppKeys: an app's key; a scanner key is scanner_key_not_allowed.
+	AppKeys Keys = iota
+	// ScannerKeys: a scanner key; an app's key is scanner_key_required.
+	ScannerKeys
+	// AnyKeys: either kind.
+	AnyKeys
+)
+
+// Middleware admits each request, of a route that takes keys (keys
+// tells), or answers it with fail: rate_limit_exceeded (failed-auth
+// bucket or the app's limit), an authentication error of
+// auth.Authenticator, scanner_key_not_allowed or scanner_key_required.
+// An admitted request carries its auth.Principal.
+func (g *Gate) Middleware(keys func(*http.Request) Keys, fail func(http.ResponseWriter, *http.Request, error)) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx := ratelimit.WithHeaders(r.Context(), w.Header())
 			r = r.WithContext(ctx)
-			p, err := g.Admit(ctx, r.Header.Get(auth.Header))
+			p, err := g.admit(ctx, r.Header.Get(auth.Header), keys(r))
 			if err != nil {
 				fail(w, r, err)
 				return
@@ -46,18 +68,27 @@ func (g *Gate) Middleware(fail func(http.ResponseWriter, *http.Request, error)) 
 	}
 }
 
-// Admit authenticates key for a request from ctx's client IP and counts it
-// against the limits: for transports that carry the key elsewhere than a
-// header (a WebSocket's connection_init).
+// Admit authenticates key, of either kind, for a request from ctx's
+// client IP and counts it against the limits: for transports that carry
+// the key elsewhere than a header (a WebSocket's connection_init).
 // Errors: rate_limit_exceeded, missing_api_key, invalid_api_key,
 // app_suspended, account_disabled, account_pending_approval.
 func (g *Gate) Admit(ctx context.Context, key string) (*auth.Principal, error) {
+	return g.admit(ctx, key, AnyKeys)
+}
+
+// admit is Admit for a route that takes keys.
+// Errors: those of Admit, scanner_key_not_allowed, scanner_key_required.
+func (g *Gate) admit(ctx context.Context, key string, keys Keys) (*auth.Principal, error) {
 	client := ratelimit.ClientKey(ratelimit.ClientIPFrom(ctx))
 	const what = "failed authentication attempts from this address"
 	if err := g.Limits.FailedAuth.Blocked(ctx, client, what); err != nil {
 		return nil, err
 	}
 	p, err := g.Auth.Authenticate(ctx, key)
+	if err == nil {
+		err = kindAllowed(p, keys)
+	}
 	if err != nil {
 		if s := apperr.From(err).Status(); s == http.StatusUnauthorized || s == http.StatusForbidden {
 			// Requests that passed Blocked together may have been looked
@@ -69,11 +100,26 @@ func (g *Gate) Admit(ctx context.Context, key string) (*auth.Principal, error) {
 		}
 		return nil, err
 	}
+	if p.Scanner() {
+		return p, nil
+	}
 	observe.SetCaller(ctx, p.AppID, p.Environment)
 	if err := allow(ctx, g.Limits.App(p.Live()), g.Limits.Account(p.Live()), p.AccountID, p.AppID, p.Environment, "requests"); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// kindAllowed refuses a key of the kind the route does not take.
+// Errors: scanner_key_not_allowed, scanner_key_required.
+func kindAllowed(p *auth.Principal, keys Keys) error {
+	switch {
+	case keys == AppKeys && p.Scanner():
+		return apperr.New(apperr.ScannerKeyNotAllowed, "A scanner key opens only the check-in routes; use the app's API key here.")
+	case keys == ScannerKeys && !p.Scanner():
+		return apperr.New(apperr.ScannerKeyRequired, "The check-in routes take a scanner key (svc_scan_…), not an app's API key.")
+	}
+	return nil
 }
 
 // Checkout counts a checkout create of an app of an account in an

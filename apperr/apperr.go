@@ -27,6 +27,8 @@ const (
 	AccountDisabled           Code = "account_disabled"
 	AccountPendingApproval    Code = "account_pending_approval"
 	EnvironmentMismatch       Code = "environment_mismatch"
+	ScannerKeyNotAllowed      Code = "scanner_key_not_allowed"
+	ScannerKeyRequired        Code = "scanner_key_required"
 	EventNotAvailable         Code = "event_not_available"
 	EventNotFound             Code = "event_not_found"
 	EventDateNotFound         Code = "event_date_not_found"
@@ -66,6 +68,8 @@ var statuses = map[Code]int{
 	AccountDisabled:           http.StatusForbidden,
 	AccountPendingApproval:    http.StatusForbidden,
 	EnvironmentMismatch:       http.StatusForbidden,
+	ScannerKeyNotAllowed:      http.StatusForbidden,
+	ScannerKeyRequired:        http.StatusForbidden,
 	EventNotAvailable:         http.StatusForbidden,
 	EventNotFound:             http.StatusNotFound,
 	EventDateNotFound:         http.StatusNotFound,

@@ -11,13 +11,35 @@ import (
 // Header is the request header that carries the API key.
 const Header = "X-API-Key"
 
-// Principal is the authenticated caller: one key of one app.
+// Kind is the kind of key a caller authenticated with.
+type Kind string
+
+// Kinds of key: an app's (svc_test_…, svc_live_…), or a door device's
+// (svc_scan_test_…, svc_scan_live_…), which opens only the check-in
+// routes and the fields GraphQL gives scanners.
+const (
+	KindApp     Kind = "app"
+	KindScanner Kind = "scanner"
+)
+
+// Principal is the authenticated caller: one key of one app, or one
+// scanner of one event.
 type Principal struct {
-	KeyID       int64
+	// Kind is KindScanner for a scanner; anything else is an app.
+	Kind Kind
+	// KeyID is the app key's id, or the scanner's.
+	KeyID int64
+	// AppID and AccountID are the app's and its account's; zero for a
+	// scanner, which belongs to no app.
 	AppID       int64
 	AccountID   int64
 	Environment string // "test" or "live"
+	// EventID is the event a scanner admits to; zero for an app.
+	EventID int64
 }
+
+// Scanner reports whether the caller is a door device (a scanner key).
+func (p *Principal) Scanner() bool { return p.Kind == KindScanner }
 
 // Live reports whether the caller uses a live key.
 func (p *Principal) Live() bool { return p.Environment == store.EnvLive }
@@ -45,16 +67,20 @@ type Authenticator struct {
 	DB *store.DB
 }
 
-// Authenticate resolves a raw X-API-Key value.
+// Authenticate resolves a raw X-API-Key value, an app's key or a
+// scanner's, with one indexed lookup.
 // Errors: missing_api_key, invalid_api_key (malformed, unknown or revoked),
 // app_suspended, account_disabled, account_pending_approval.
 func (a *Authenticator) Authenticate(ctx context.Context, key string) (*Principal, error) {
 	if key == "" {
 		return nil, apperr.New(apperr.MissingAPIKey, "The X-API-Key header is required.")
 	}
-	env := parseKey(key)
-	if env == "" {
+	kind, env := parseKey(key)
+	switch kind {
+	case "":
 		return nil, errInvalidKey
+	case KindScanner:
+		return a.scanner(ctx, key, env)
 	}
 	o, err := store.KeyOwnerByHash(ctx, a.DB, HashKey(key))
 	if errors.Is(err, store.ErrNotFound) {
@@ -75,7 +101,23 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string) (*Principa
 	case o.AccountStatus != store.AccountActive:
 		return nil, errInvalidKey
 	}
-	return &Principal{KeyID: o.KeyID, AppID: o.AppID, AccountID: o.AccountID, Environment: o.Environment}, nil
+	return &Principal{Kind: KindApp, KeyID: o.KeyID, AppID: o.AppID, AccountID: o.AccountID, Environment: o.Environment}, nil
+}
+
+// scanner resolves a well-formed scanner key of env.
+// Errors: invalid_api_key (unknown or revoked).
+func (a *Authenticator) scanner(ctx context.Context, key, env string) (*Principal, error) {
+	k, err := store.ScannerKeyByHash(ctx, a.DB, HashKey(key))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errInvalidKey
+	}
+	if err != nil {
+		return nil, err
+	}
+	if k.Revoked || k.Environment != env {
+		return nil, errInvalidKey
+	}
+	return &Principal{Kind: KindScanner, KeyID: k.ID, Environment: k.Environment, EventID: k.EventID}, nil
 }
 
 var errInvalidKey = apperr.New(apperr.InvalidAPIKey, "The API key is invalid or has been revoked.")

@@ -16,10 +16,14 @@ import (
 	"github.com/boxoffice/boxoffice/store"
 )
 
-// Key prefixes name the environment a key belongs to (spec section 5).
+// Key prefixes name the environment a key belongs to (spec section 5),
+// and for a door device's key that it is one (spec/fulfilment.md
+// section 4).
 const (
-	TestPrefix = "svc_test_"
-	LivePrefix = "svc_live_"
+	TestPrefix        = "svc_test_"
+	LivePrefix        = "svc_live_"
+	ScannerTestPrefix = "svc_scan_test_"
+	ScannerLivePrefix = "svc_scan_live_"
 )
 
 // keyBytes of randomness: 160 bits, above the 128 the contract asks for.
@@ -33,10 +37,24 @@ var keyBodyLen = keyEncoding.EncodedLen(keyBytes)
 // NewKey returns a fresh key for env ("test" or "live"), its hash and a short
 // hint (its last four characters) an operator can recognise it by.
 func NewKey(env string) (key, hash, hint string) {
+	return newKey(Prefix(env))
+}
+
+// NewScannerKey returns a fresh scanner key for env ("test" or "live"),
+// its hash and its hint, as NewKey does for app keys.
+func NewScannerKey(env string) (key, hash, hint string) {
+	prefix := ScannerTestPrefix
+	if env == store.EnvLive {
+		prefix = ScannerLivePrefix
+	}
+	return newKey(prefix)
+}
+
+func newKey(prefix string) (key, hash, hint string) {
 	b := make([]byte, keyBytes)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
 	body := strings.ToLower(keyEncoding.EncodeToString(b))
-	key = Prefix(env) + body
+	key = prefix + body
 	return key, HashKey(key), body[len(body)-4:]
 }
 
@@ -66,25 +84,32 @@ func Prefix(env string) string {
 	return TestPrefix
 }
 
-// parseKey returns the environment of a well-formed key, or "" when the key
-// is malformed.
-func parseKey(key string) string {
-	var env, body string
+// parseKey returns the kind and environment of a well-formed key, or ""
+// for both when the key is malformed.
+func parseKey(key string) (Kind, string) {
+	var (
+		kind      = KindApp
+		env, body string
+	)
 	switch {
 	case strings.HasPrefix(key, TestPrefix):
 		env, body = store.EnvTest, key[len(TestPrefix):]
 	case strings.HasPrefix(key, LivePrefix):
 		env, body = store.EnvLive, key[len(LivePrefix):]
+	case strings.HasPrefix(key, ScannerTestPrefix):
+		kind, env, body = KindScanner, store.EnvTest, key[len(ScannerTestPrefix):]
+	case strings.HasPrefix(key, ScannerLivePrefix):
+		kind, env, body = KindScanner, store.EnvLive, key[len(ScannerLivePrefix):]
 	default:
-		return ""
+		return "", ""
 	}
 	if len(body) != keyBodyLen {
-		return ""
+		return "", ""
 	}
 	for _, r := range body {
 		if (r < 'a' || r > 'z') && (r < '2' || r > '7') {
-			return ""
+			return "", ""
 		}
 	}
-	return env
+	return kind, env
 }

@@ -1,9 +1,10 @@
 // Package live pushes what changes to those who follow it: an order's
-// status, and the stock of a date's tickets. It learns of changes from the
-// database (the triggers of store's live migration: PostgreSQL NOTIFY on
-// the process's one listening connection, store.Listener; on SQLite a
-// change counter it polls), so a change any instance or process commits
-// reaches every instance's subscribers. Each topic is read once per change
+// status, the stock of a date's tickets, and the scans at a date's door.
+// It learns of changes from the database (the triggers of store's live
+// migrations: PostgreSQL NOTIFY on the process's one listening
+// connection, store.Listener; on SQLite a change counter it polls), so a
+// change any instance or process commits reaches every instance's
+// subscribers. Each topic is read once per change
 // however many follow it, every subscriber gets the latest value (a slow
 // one skips values, never blocks anyone), and each app, and each account's
 // apps together, may hold only a bounded number of connections and
@@ -60,6 +61,15 @@ func OrderTopic(reference string) Topic { return Topic{store.LiveOrder, referenc
 
 // StockTopic is the stock of the tickets of this event date.
 func StockTopic(dateID int64) Topic { return Topic{store.LiveStock, strconv.FormatInt(dateID, 10)} }
+
+// CheckInTopic is the scans of this event date in env: it changes with
+// every scan recorded, on any instance. Its value is meant to be the
+// latest scan's sequence (checkin.Service.LastSeq), the same whoever
+// asks; each subscriber then reads the scans after the last one it sent
+// (checkin.Service.Scans), so none is skipped however fast they come.
+func CheckInTopic(env string, dateID int64) Topic {
+	return Topic{store.LiveCheckIn, store.LiveCheckInKey(env, dateID)}
+}
 
 // Tenant is whom connections and subscriptions are counted for: an app in
 // one environment, and the account that owns it in that environment.

@@ -57,6 +57,8 @@ func TestRoutes(t *testing.T) {
 		"GET /api/v1/orders",
 		"GET /api/v1/order-changes",
 		"GET /api/v1/orders/{reference}",
+		"POST /api/v1/check-ins",
+		"GET /api/v1/check-ins/stats",
 		"GET /api/v1/webhook-events/stream",
 		"GET /api/v1/openapi.json",
 	}

@@ -3,9 +3,10 @@
 // through the developer portal call the same methods. It creates accounts
 // and apps, changes their status, keeps redirect allowlists and webhook
 // URLs valid, checks and hashes passwords, and rotates and revokes keys and webhook
-// secrets. Keys and secrets are shown once, when issued; only key and
-// password hashes are stored. Every change is written to the audit log in
-// its own transaction, as made by the context's actor (audit.AsPartner).
+// secrets; it makes and revokes the operator's scanner keys for the door.
+// Keys and secrets are shown once, when issued; only key and
+// password hashes are stored. Every change of an account or an app is
+// written to the audit log in its own transaction, as made by the context's actor (audit.AsPartner).
 //
 // Refusals are *apperr.Error: validation_failed with Details keyed by the
 // input's name ("email", "redirect-domain", …; the message spells it as the

@@ -13,11 +13,16 @@ import (
 )
 
 // caller is the authenticated app of the request.
-// Errors: unauthorized when the request was not authenticated.
+// Errors: unauthorized when the request was not authenticated;
+// scanner_key_not_allowed when a door device's key made it.
 func caller(ctx context.Context) (checkout.Caller, error) {
 	p, err := auth.FromContext(ctx)
 	if err != nil {
 		return checkout.Caller{}, err
+	}
+	if p.Scanner() {
+		return checkout.Caller{}, apperr.New(apperr.ScannerKeyNotAllowed,
+			"A scanner key opens only check-in; use the app's API key here.")
 	}
 	return checkout.Caller{AppID: p.AppID, Environment: p.Environment, AccountID: p.AccountID}, nil
 }

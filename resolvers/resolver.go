@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/checkin"
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/live"
 )
@@ -16,6 +17,8 @@ import (
 type Resolver struct {
 	Catalog  *catalog.Service
 	Checkout *checkout.Service
+	// CheckIns decides and counts the door's scans.
+	CheckIns *checkin.Service
 	// Live fans changes out to subscriptions.
 	Live *live.Hub
 	Now  func() time.Time

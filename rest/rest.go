@@ -34,6 +34,8 @@ func (h *Handler) Routes(r chi.Router) {
 	r.Get("/orders", h.listOrders)
 	r.Get("/orders/{reference}", h.getOrder)
 	r.Get("/order-changes", h.orderChanges)
+	r.Post("/check-ins", h.checkIn)
+	r.Get("/check-ins/stats", h.checkInStats)
 	r.NotFound(h.notFound)
 	r.MethodNotAllowed(h.methodNotAllowed)
 }

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -32,8 +34,14 @@ type IssuedTicket struct {
 	Position    int64     `bun:"position,notnull"`
 	Status      string    `bun:"status,notnull"`
 	CheckedInAt time.Time `bun:"checked_in_at,nullzero"`
-	CreatedAt   time.Time `bun:"created_at,notnull"`
-	UpdatedAt   time.Time `bun:"updated_at,notnull"`
+	// Inside is the door's state of the ticket: admitted, and no admitted
+	// exit since. Only AdmitTicket and ReleaseTicket move it.
+	Inside bool `bun:"inside,notnull"`
+	// VoidedAt and VoidReason say when and why the ticket was voided.
+	VoidedAt   time.Time `bun:"voided_at,nullzero"`
+	VoidReason *string   `bun:"void_reason"`
+	CreatedAt  time.Time `bun:"created_at,notnull"`
+	UpdatedAt  time.Time `bun:"updated_at,notnull"`
 }
 
 // InsertIssuedTickets stores an order's tickets and sets their ids; with
@@ -109,7 +117,7 @@ func OrderDetails(ctx context.Context, db bun.IDB, orderIDs []int64) (map[int64]
 		return nil, translate(err)
 	}
 	for _, t := range ts {
-		t.CheckedInAt, t.CreatedAt, t.UpdatedAt = utc(t.CheckedInAt), t.CreatedAt.UTC(), t.UpdatedAt.UTC()
+		t.normalize()
 		out[t.OrderID].Tickets = append(out[t.OrderID].Tickets, t)
 	}
 	return out, nil
@@ -121,7 +129,111 @@ func IssuedTicketByCode(ctx context.Context, db bun.IDB, code string) (*IssuedTi
 	if err := db.NewSelect().Model(t).Where("it.code = ?", code).Scan(ctx); err != nil {
 		return nil, translate(err)
 	}
+	t.normalize()
 	return t, nil
+}
+
+// DoorTicket is an issued ticket with its order's reference: what a scan
+// reads, in one query.
+type DoorTicket struct {
+	IssuedTicket   `bun:",extend"`
+	OrderReference string `bun:"order_reference,scanonly"`
+}
+
+// DoorTicketByCode returns the ticket with this code and its order's
+// reference. Errors: ErrNotFound.
+func DoorTicketByCode(ctx context.Context, db bun.IDB, code string) (*DoorTicket, error) {
+	return doorTicket(ctx, db, "it.code = ?", code)
+}
+
+// DoorTicketByID returns the ticket with this row id and its order's
+// reference. Errors: ErrNotFound.
+func DoorTicketByID(ctx context.Context, db bun.IDB, id int64) (*DoorTicket, error) {
+	return doorTicket(ctx, db, "it.id = ?", id)
+}
+
+func doorTicket(ctx context.Context, db bun.IDB, where string, arg any) (*DoorTicket, error) {
+	t := new(DoorTicket)
+	if err := db.NewSelect().Model(t).ColumnExpr("it.*").ColumnExpr("o.reference AS order_reference").
+		Join("JOIN orders AS o ON o.id = it.order_id").Where(where, arg).Scan(ctx); err != nil {
+		return nil, translate(err)
+	}
+	t.normalize()
+	return t, nil
+}
+
+// IssuedTicketsOfOrder returns an order's tickets by position.
+func IssuedTicketsOfOrder(ctx context.Context, db bun.IDB, orderID int64) ([]IssuedTicket, error) {
+	ts := []IssuedTicket{}
+	if err := db.NewSelect().Model(&ts).Where("it.order_id = ?", orderID).Order("it.position").Scan(ctx); err != nil {
+		return nil, translate(err)
+	}
+	for i := range ts {
+		ts[i].normalize()
+	}
+	return ts, nil
+}
+
+// AdmitTicket lets ticket id in, at (the scan's time), if it is neither
+// inside nor void, in one conditional update: of any number of concurrent
+// entry scans, on any number of instances, exactly one moves it. The
+// first admission makes it checked_in and sets its checked_in_at; later
+// ones keep both. It reports whether the ticket moved; t receives the
+// updated row.
+func AdmitTicket(ctx context.Context, db bun.IDB, id int64, at, now time.Time, t *IssuedTicket) (bool, error) {
+	return moveTicket(ctx, db.NewUpdate().Model(t).
+		Set("inside = ?", true).Set("status = ?", TicketCheckedIn).
+		Set("checked_in_at = COALESCE(checked_in_at, ?)", at).Set("updated_at = ?", now).
+		Where("id = ?", id).Where("NOT inside").Where("status <> ?", TicketVoid), t)
+}
+
+// ReleaseTicket lets ticket id out if it is inside and not void, in one
+// conditional update as AdmitTicket. It reports whether the ticket moved;
+// t receives the updated row.
+func ReleaseTicket(ctx context.Context, db bun.IDB, id int64, now time.Time, t *IssuedTicket) (bool, error) {
+	return moveTicket(ctx, db.NewUpdate().Model(t).
+		Set("inside = ?", false).Set("updated_at = ?", now).
+		Where("id = ?", id).Where("inside").Where("status <> ?", TicketVoid), t)
+}
+
+func moveTicket(ctx context.Context, q *bun.UpdateQuery, t *IssuedTicket) (bool, error) {
+	res, err := q.Returning("*").Exec(ctx)
+	if err != nil {
+		return false, translate(err)
+	}
+	n, err := res.RowsAffected()
+	if n == 1 {
+		t.normalize()
+	}
+	return n == 1, err
+}
+
+// VoidTickets voids those of the tickets ids that are not void yet, with
+// reason (nil for none), and returns them, by position; a ticket inside
+// stays inside, recorded as it is.
+func VoidTickets(ctx context.Context, db bun.IDB, ids []int64, reason *string, now time.Time) ([]IssuedTicket, error) {
+	ts := []IssuedTicket{}
+	if len(ids) == 0 {
+		return ts, nil
+	}
+	_, err := db.NewUpdate().Model((*IssuedTicket)(nil)).
+		Set("status = ?", TicketVoid).Set("voided_at = ?", now).Set("void_reason = ?", reason).Set("updated_at = ?", now).
+		Where("id IN (?)", bun.In(ids)).Where("status <> ?", TicketVoid).
+		Returning("*").Exec(ctx, &ts)
+	if err != nil {
+		return nil, translate(err)
+	}
+	slices.SortFunc(ts, func(a, b IssuedTicket) int { return cmp.Compare(a.Position, b.Position) })
+	for i := range ts {
+		ts[i].normalize()
+	}
+	return ts, nil
+}
+
+// normalize reads t's instants in UTC (pgx reads them in time.Local).
+func (t *IssuedTicket) normalize() {
+	t.CheckedInAt, t.VoidedAt = utc(t.CheckedInAt), utc(t.VoidedAt)
+	t.CreatedAt, t.UpdatedAt = t.CreatedAt.UTC(), t.UpdatedAt.UTC()
 }
 
 // utc returns t in UTC, keeping the zero time zero.

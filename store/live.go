@@ -2,13 +2,14 @@ package store
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"github.com/uptrace/bun"
 )
 
-// LiveChannel is the PostgreSQL channel the order and stock triggers
-// notify; a payload reads "KIND KEY SCHEMA".
+// LiveChannel is the PostgreSQL channel the order, stock and check-in
+// triggers notify; a payload reads "KIND KEY SCHEMA".
 const LiveChannel = "boxoffice_live"
 
 // Kinds of live change.
@@ -19,7 +20,16 @@ const (
 	// LiveStock: the quantity, sold or held of a date's tickets moved, or
 	// a ticket was added or removed; the key is the event date id.
 	LiveStock = "stock"
+	// LiveCheckIn: a scan of a date was recorded; the key is
+	// "ENVIRONMENT:EVENT_DATE_ID" (LiveCheckInKey).
+	LiveCheckIn = "checkin"
 )
+
+// LiveCheckInKey is the key of a LiveCheckIn change: scans of a date in
+// an environment.
+func LiveCheckInKey(env string, dateID int64) string {
+	return env + ":" + strconv.FormatInt(dateID, 10)
+}
 
 // LiveChange reads a LiveChannel notification: the kind and key of the
 // change, and ok false when it is not a change of this process's schema
@@ -34,7 +44,7 @@ func LiveChange(n Notification) (kind, key string, ok bool) {
 }
 
 // LiveVersions returns SQLite's live change counters by kind (LiveOrder,
-// LiveStock): each moves whenever a change of its kind commits, from any
+// LiveStock, LiveCheckIn): each moves whenever a change of its kind commits, from any
 // process sharing the file. PostgreSQL notifies instead (LiveChannel).
 func LiveVersions(ctx context.Context, db bun.IDB) (map[string]uint64, error) {
 	var rows []struct {

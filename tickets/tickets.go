@@ -1,9 +1,10 @@
-// Package tickets issues the tickets of a paid order and delivers them to
-// its buyer (spec/fulfilment.md sections 1 to 3). Tickets are issued once,
-// in the transaction that makes the order paid or completed, together
-// with the token of the buyer's ticket page and, for a live order whose
-// app sends ticket emails, the email's job (the outbox): a crash can lose
-// neither. Codes and tokens come from crypto/rand.
+// Package tickets issues the tickets of a paid order, delivers them to
+// its buyer (spec/fulfilment.md sections 1 to 3) and voids them when the
+// operator says so (section 4). Tickets are issued once, in the
+// transaction that makes the order paid or completed, together with the
+// token of the buyer's ticket page and, for a live order whose app sends
+// ticket emails, the email's job (the outbox): a crash can lose neither.
+// Codes and tokens come from crypto/rand.
 package tickets
 
 import (
@@ -17,6 +18,7 @@ import (
 	"github.com/boxoffice/boxoffice/mail"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/ticketpage"
+	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/uptrace/bun"
 )
 
@@ -32,6 +34,8 @@ type Service struct {
 	// Mail sends ticket emails, from From.
 	Mail mail.Sender
 	From string
+	// Webhooks emits ticket.voided.
+	Webhooks *webhook.Service
 }
 
 // TestCodePrefix begins the code of every test ticket; no live code does.

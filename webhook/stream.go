@@ -19,7 +19,7 @@ import (
 )
 
 // Types are the event types an app receives.
-var Types = []string{OrderPaid, OrderCompleted, OrderFailed, OrderExpired, Test}
+var Types = []string{OrderPaid, OrderCompleted, OrderFailed, OrderExpired, TicketCheckedIn, TicketVoided, Test}
 
 // StreamConfig tunes event streams.
 type StreamConfig struct {

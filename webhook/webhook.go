@@ -25,13 +25,16 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// Event types (spec section 6).
+// Event types (spec section 6; spec/fulfilment.md section 4 for the
+// tickets').
 const (
-	OrderPaid      = "order.paid"
-	OrderCompleted = "order.completed"
-	OrderFailed    = "order.failed"
-	OrderExpired   = "order.expired"
-	Test           = "webhook.test"
+	OrderPaid       = "order.paid"
+	OrderCompleted  = "order.completed"
+	OrderFailed     = "order.failed"
+	OrderExpired    = "order.expired"
+	TicketCheckedIn = "ticket.checked_in"
+	TicketVoided    = "ticket.voided"
+	Test            = "webhook.test"
 )
 
 // MaxAttempts is how many times a delivery is tried (spec section 8).

@@ -13,6 +13,7 @@ import (
 	"github.com/boxoffice/boxoffice/admission"
 	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/checkin"
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/idempotency"
@@ -140,6 +141,8 @@ type Main struct {
 	Idempotency *idempotency.Service
 	Checkout    *checkout.Service
 	Tickets     *tickets.Service
+	// CheckIns decides and records the door's scans.
+	CheckIns *checkin.Service
 	// Mail sends ticket emails: SMTP, or the development mailbox.
 	Mail      mail.Sender
 	Webhooks  *webhook.Service
@@ -229,7 +232,9 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 			return nil, err
 		}
 	}
-	m.Tickets = &tickets.Service{DB: db, Now: now, PublicBaseURL: cfg.PublicBaseURL, Mail: m.Mail, From: cfg.MailFrom}
+	m.Tickets = &tickets.Service{DB: db, Now: now, PublicBaseURL: cfg.PublicBaseURL, Mail: m.Mail, From: cfg.MailFrom,
+		Webhooks: m.Webhooks}
+	m.CheckIns = &checkin.Service{DB: db, Webhooks: m.Webhooks, Now: now}
 	m.Checkout = &checkout.Service{DB: db, Idempotency: m.Idempotency, Webhooks: m.Webhooks, Tickets: m.Tickets, Payments: m.Payments, Now: now, Config: checkout.Config{
 		PublicBaseURL: cfg.PublicBaseURL, SandboxExpiry: cfg.SandboxExpiry, LiveExpiry: cfg.LiveExpiry,
 		FreeDailyAppCap: cfg.FreeDailyAppCap, FreeDailyBuyerEventCap: cfg.FreeDailyBuyerEventCap,
@@ -243,7 +248,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 			return err
 		}
 	}
-	m.Resolver = &resolvers.Resolver{Catalog: m.Catalog, Checkout: m.Checkout, Live: m.Live, Now: now}
+	m.Resolver = &resolvers.Resolver{Catalog: m.Catalog, Checkout: m.Checkout, CheckIns: m.CheckIns, Live: m.Live, Now: now}
 	jc := cfg.Jobs
 	jc.RetryBase = cfg.WebhookRetryBase
 	jc.MailRetryBase = cfg.MailRetryBase

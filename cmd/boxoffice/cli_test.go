@@ -317,7 +317,7 @@ func TestCLI(t *testing.T) {
 			args []string
 			want string // the one line, after "boxoffice: "
 		}{
-			{"ErrUnknownCommand", []string{"bogus"}, `unknown command "bogus" (boxoffice has serve, migrate, seed, catalog, accounts, apps, keys, webhooks, listen, audit, mail, healthcheck)`},
+			{"ErrUnknownCommand", []string{"bogus"}, `unknown command "bogus" (boxoffice has serve, migrate, seed, catalog, accounts, apps, keys, webhooks, listen, audit, mail, scanners, tickets, healthcheck)`},
 			{"ErrUnknownSubcommand", []string{"apps", "bogus"}, `unknown command "apps bogus" (boxoffice apps has create, update, set-ticket-emails, list, show, rotate-webhook-secret, set-status)`},
 			{"ErrNoSubcommand", []string{"accounts"}, `accounts needs a command: create, list, reset-link, set-status`},
 			{"ErrUnknownFlag", []string{"apps", "list", "--bogus"}, `apps list: flag provided but not defined: -bogus (see boxoffice apps list --help)`},

@@ -23,7 +23,7 @@ func listenCommand(stdout, stderr io.Writer) *cli.Command {
 			&cli.StringFlag{Name: "forward-to", Required: true,
 				Usage: "local URL each event is posted to, such as http://localhost:3000/hooks"},
 			&cli.StringSliceFlag{Name: "events",
-				Usage: "only these event types, comma-separated or repeated (order.paid, order.completed, order.failed, order.expired, webhook.test)"},
+				Usage: "only these event types, comma-separated or repeated (order.paid, order.completed, order.failed, order.expired, ticket.checked_in, ticket.voided, webhook.test)"},
 			&cli.StringFlag{Name: "url", Value: "http://localhost:8080", Sources: cli.EnvVars("BOXOFFICE_URL"),
 				Usage: "the Boxoffice server to listen to"},
 			&cli.StringFlag{Name: "secret",

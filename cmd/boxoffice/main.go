@@ -361,6 +361,8 @@ func newCLI(stdout, stderr io.Writer) *cli.Command {
 			listenCommand(stdout, stderr),
 			auditCommand(stdout, stderr),
 			mailCommand(stdout, stderr),
+			scannersCommand(stdout, stderr),
+			ticketsCommand(stdout, stderr),
 			healthcheckCommand(stdout),
 		},
 	}

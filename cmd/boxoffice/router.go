@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/boxoffice/boxoffice/admission"
 	"github.com/boxoffice/boxoffice/apiref"
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/graph"
@@ -47,7 +48,7 @@ func (m *Main) Handler() http.Handler {
 	r.Handle("/docs/assets/*", ref)
 	api := &rest.Handler{Resolver: m.Resolver, Log: m.Log}
 	r.Route("/api/v1", func(r chi.Router) {
-		r.Use(m.Admission.Middleware(func(w http.ResponseWriter, r *http.Request, err error) {
+		r.Use(m.Admission.Middleware(apiKeys, func(w http.ResponseWriter, r *http.Request, err error) {
 			rest.WriteError(w, r, m.Log, err)
 		}))
 		r.Use(readcache.Middleware(m.ReadCache), loaders.Middleware(m.Catalog))
@@ -69,7 +70,8 @@ func (m *Main) Handler() http.Handler {
 		InitTimeout: m.Config.LiveInitTimeout, PingInterval: m.Config.LivePingInterval}
 	graphQL := graph.NewHandler(graph.Config{Resolvers: m.Resolver, Complexity: resolvers.Complexity()}, m.Log, m.Config.GraphQLLimits, subscriptions, readcache.NewResponseCache(m.Catalog))
 	gql := chi.Chain(
-		m.Admission.Middleware(func(w http.ResponseWriter, r *http.Request, err error) { graph.WriteError(w, r, err) }),
+		// Both kinds of key: GraphQL gives scanners their own fields only.
+		m.Admission.Middleware(anyKeys, func(w http.ResponseWriter, r *http.Request, err error) { graph.WriteError(w, r, err) }),
 		readcache.Middleware(m.ReadCache),
 		loaders.Middleware(m.Catalog),
 	).Handler(graphQL)
@@ -94,6 +96,17 @@ func (m *Main) Handler() http.Handler {
 	}))
 	return r
 }
+
+// apiKeys says which key a REST route takes: a scanner's on the check-in
+// routes, an app's everywhere else.
+func apiKeys(r *http.Request) admission.Keys {
+	if rest.CheckInRoute(r) {
+		return admission.ScannerKeys
+	}
+	return admission.AppKeys
+}
+
+func anyKeys(*http.Request) admission.Keys { return admission.AnyKeys }
 
 // pagePrefixes are where the pages a browser shows live (sandbox, hosted
 // checkout and its return page, the development provider).

@@ -1,0 +1,311 @@
+// Package checkin admits tickets at the door (spec/fulfilment.md section
+// 4): it decides each scan, entry or exit, by the spec's reasons in their
+// order, records every scan, admitted or rejected, and counts a date's
+// door. The rule is written once, in CheckIn, for both APIs. A ticket
+// moves in or out with one conditional update of its inside state, so any
+// number of concurrent scans, through any number of instances sharing the
+// database, admit it once; an admitted entry emits ticket.checked_in to
+// the app that sold the order in the same transaction.
+package checkin
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/idempotency"
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/tickets"
+	"github.com/boxoffice/boxoffice/webhook"
+	"github.com/uptrace/bun"
+)
+
+// Reasons a scan is rejected, in the order they are checked.
+const (
+	// UnknownCode: no ticket has the code in the scanner's environment (a
+	// live code read by a test scanner included).
+	UnknownCode = "unknown_code"
+	// TestTicket: a live scanner read a test ticket's code.
+	TestTicket = "test_ticket"
+	// WrongEvent: the ticket is for another event.
+	WrongEvent = "wrong_event"
+	// WrongDate: the ticket is for another date of the event.
+	WrongDate = "wrong_date"
+	// Void: the ticket is void.
+	Void = "void"
+	// AlreadyCheckedIn: an entry of a ticket that is inside.
+	AlreadyCheckedIn = "already_checked_in"
+	// NotInside: an exit of a ticket that is not inside.
+	NotInside = "not_inside"
+)
+
+// Reasons lists every reason, in the order they are checked.
+var Reasons = []string{UnknownCode, TestTicket, WrongEvent, WrongDate, Void, AlreadyCheckedIn, NotInside}
+
+// Service decides and records scans.
+type Service struct {
+	DB       *store.DB
+	Webhooks *webhook.Service
+	Now      func() time.Time
+}
+
+// Scanner is the door device a scan comes from: a scanner key's id, its
+// event and its environment.
+type Scanner struct {
+	ID          int64
+	EventID     int64
+	Environment string
+}
+
+// View is a Check-in as both APIs, the ticket.checked_in webhook and the
+// live feed show it.
+type View struct {
+	ID        string  `json:"id"`
+	Result    string  `json:"result"`
+	Reason    *string `json:"reason"`
+	Direction string  `json:"direction"`
+	Gate      *string `json:"gate"`
+	ScannedAt string  `json:"scanned_at"`
+	// Ticket is nil for unknown_code.
+	Ticket *tickets.View `json:"ticket"`
+	// Previous is the admission that stands, for already_checked_in.
+	Previous *Previous `json:"previous"`
+}
+
+// Previous is the admission that stands: when and at which gate.
+type Previous struct {
+	ScannedAt string  `json:"scanned_at"`
+	Gate      *string `json:"gate"`
+}
+
+// Admitted reports whether the scan let the ticket in or out.
+func (v *View) Admitted() bool { return v.Result == store.CheckInAdmitted }
+
+// moveAttempts bounds how often a scan decides again after its ticket
+// changed under it (another scan, a void). Each retry follows a change
+// another transaction committed, so one is almost always enough.
+const moveAttempts = 5
+
+// CheckIn decides a scan of sc and records it. It reports whether the
+// answer is the one saved for an earlier scan with the same
+// Idempotency-Key (replayed). A scan that is decided answers a View,
+// admitted or rejected; only requests that are not scans are errors.
+// Order: the key's form, the body, the key's saved answer, the date.
+// Errors: invalid_idempotency_key, validation_failed, idempotency_conflict
+// (the key was used with another scan), event_date_not_found (not a date
+// of the scanner's event).
+func (s *Service) CheckIn(ctx context.Context, sc Scanner, r Request) (v *View, replayed bool, err error) {
+	if r.Key != "" {
+		if err := idempotency.CheckKey(r.Key); err != nil {
+			return nil, false, err
+		}
+	}
+	now := s.Now().UTC()
+	in, err := validate(r.Input, r.Problems, now)
+	if err != nil {
+		return nil, false, err
+	}
+	var fingerprint string
+	if r.Key != "" {
+		fingerprint = idempotency.Fingerprint(in.canonical())
+		if v, err := s.saved(ctx, sc, r.Key, fingerprint); v != nil || err != nil {
+			return v, v != nil, err
+		}
+	}
+	if err := s.checkDate(ctx, sc, in.dateID); err != nil {
+		return nil, false, err
+	}
+	v, err = s.record(ctx, sc, in, r.Key, fingerprint, now)
+	if errors.Is(err, store.ErrConflict) && r.Key != "" {
+		// A scan under the same key committed first (the door retried
+		// while its first request still ran): everything this one did is
+		// rolled back, and it answers what the first one did.
+		v, err = s.saved(ctx, sc, r.Key, fingerprint)
+		if v == nil && err == nil {
+			err = fmt.Errorf("checkin: the scan under an idempotency key of scanner %d vanished", sc.ID)
+		}
+		return v, v != nil, err
+	}
+	return v, false, err
+}
+
+// saved returns the answer saved for a scanner's key, nil when the key
+// is new.
+// Errors: idempotency_conflict when the key was used with another scan.
+func (s *Service) saved(ctx context.Context, sc Scanner, key, fingerprint string) (*View, error) {
+	c, err := store.CheckInByKey(ctx, s.DB, sc.ID, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.Fingerprint == nil || *c.Fingerprint != fingerprint {
+		return nil, apperr.New(apperr.IdempotencyConflict, "This Idempotency-Key was already used with a different scan.")
+	}
+	return decode(c)
+}
+
+// checkDate refuses a date that is not one of the scanner's event's.
+// Errors: event_date_not_found.
+func (s *Service) checkDate(ctx context.Context, sc Scanner, dateID int64) error {
+	_, err := store.EventDateOfEvent(ctx, s.DB, dateID, sc.EventID)
+	if errors.Is(err, store.ErrNotFound) {
+		return apperr.New(apperr.EventDateNotFound, "Event date %d is not a date of this scanner's event.", dateID)
+	}
+	return err
+}
+
+// record decides the scan and writes it, in one transaction: the ticket's
+// move, the scan's row, and for an admitted entry the order's touch and
+// its ticket.checked_in event. ErrConflict means a scan under the same
+// idempotency key was recorded first; nothing of this one remains.
+func (s *Service) record(ctx context.Context, sc Scanner, in *scan, key, fingerprint string, now time.Time) (*View, error) {
+	var v *View
+	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		t, err := store.DoorTicketByCode(ctx, tx, in.code)
+		if errors.Is(err, store.ErrNotFound) {
+			t, err = nil, nil
+		}
+		if err != nil {
+			return err
+		}
+		reason, err := s.decide(ctx, tx, sc, in, t, now)
+		if err != nil {
+			return err
+		}
+		row := &store.CheckIn{
+			PublicID: newID(), ScannerID: sc.ID, Environment: sc.Environment, EventDateID: in.dateID,
+			Direction: in.direction, Gate: in.gate, ScannedAt: in.scannedAt, Result: store.CheckInAdmitted,
+			CreatedAt: now,
+		}
+		if reason != "" {
+			row.Result, row.Reason = store.CheckInRejected, &reason
+		}
+		v = &View{ID: row.PublicID, Result: row.Result, Reason: row.Reason, Direction: row.Direction, Gate: row.Gate,
+			ScannedAt: catalog.FormatStamp(row.ScannedAt)}
+		if reason != UnknownCode {
+			row.TicketID = &t.ID
+			v.Ticket = tickets.NewView(&t.IssuedTicket, t.OrderReference)
+		}
+		if reason == AlreadyCheckedIn {
+			if v.Previous, err = standing(ctx, tx, t.ID); err != nil {
+				return err
+			}
+		}
+		if v.Admitted() && in.direction == store.CheckInEntry {
+			if err := s.emit(ctx, tx, t, v, now); err != nil {
+				return err
+			}
+		}
+		answer, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		row.Answer = string(answer)
+		if key != "" {
+			row.IdempotencyKey, row.Fingerprint = &key, &fingerprint
+		}
+		return store.InsertCheckIn(ctx, tx, row)
+	})
+	return v, err
+}
+
+// decide is the rule of the door, and the only place it is written: the
+// reason a scan of t (nil when no ticket has the code) is rejected, in
+// the spec's order, or "" once the ticket has moved in or out in tx. The
+// move is conditional on the inside state the scan expects; when another
+// transaction moved the ticket (or voided it) since it was read, the
+// ticket is read again, now as that transaction left it, and decided
+// again. t receives the ticket as it stands.
+func (s *Service) decide(ctx context.Context, tx bun.Tx, sc Scanner, in *scan, t *store.DoorTicket, now time.Time) (string, error) {
+	for range moveAttempts {
+		switch {
+		case t == nil:
+			return UnknownCode, nil
+		case t.Environment != sc.Environment && sc.Environment == store.EnvTest:
+			// A test door never learns that a live code exists.
+			return UnknownCode, nil
+		case t.Environment != sc.Environment:
+			return TestTicket, nil
+		case t.EventID != sc.EventID:
+			return WrongEvent, nil
+		case t.EventDateID != in.dateID:
+			return WrongDate, nil
+		case t.Status == store.TicketVoid:
+			return Void, nil
+		case in.direction == store.CheckInEntry && t.Inside:
+			return AlreadyCheckedIn, nil
+		case in.direction == store.CheckInExit && !t.Inside:
+			return NotInside, nil
+		}
+		var moved bool
+		var err error
+		if in.direction == store.CheckInEntry {
+			moved, err = store.AdmitTicket(ctx, tx, t.ID, in.scannedAt, now, &t.IssuedTicket)
+		} else {
+			moved, err = store.ReleaseTicket(ctx, tx, t.ID, now, &t.IssuedTicket)
+		}
+		if err != nil || moved {
+			return "", err
+		}
+		fresh, err := store.DoorTicketByID(ctx, tx, t.ID)
+		if err != nil {
+			return "", err
+		}
+		*t = *fresh
+	}
+	return "", fmt.Errorf("checkin: ticket %d kept changing under %d scans in a row", t.ID, moveAttempts)
+}
+
+// standing returns the admission that stands of a ticket inside.
+func standing(ctx context.Context, tx bun.Tx, ticketID int64) (*Previous, error) {
+	c, err := store.StandingAdmission(ctx, tx, ticketID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Previous{ScannedAt: catalog.FormatStamp(c.ScannedAt), Gate: c.Gate}, nil
+}
+
+// emit records ticket.checked_in for the app that sold t's order, with
+// the order's next sequence, and touches the order, in tx.
+func (s *Service) emit(ctx context.Context, tx bun.Tx, t *store.DoorTicket, v *View, now time.Time) error {
+	ref, seq, err := store.TouchOrder(ctx, tx, t.OrderID, now)
+	if err != nil {
+		return err
+	}
+	orderID := t.OrderID
+	_, err = s.Webhooks.Emit(ctx, tx, webhook.Event{
+		AppID: t.AppID, Environment: t.Environment, Type: webhook.TicketCheckedIn, OrderID: &orderID, Sequence: seq,
+		Data: map[string]any{"ticket": v.Ticket, "order_reference": ref, "check_in": v},
+	})
+	return err
+}
+
+// decode reads a recorded scan's answer.
+func decode(c *store.CheckIn) (*View, error) {
+	v := new(View)
+	if err := json.Unmarshal([]byte(c.Answer), v); err != nil {
+		return nil, fmt.Errorf("checkin: read the answer of check-in %s: %w", c.PublicID, err)
+	}
+	return v, nil
+}
+
+var codec = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// newID returns a check-in's API id (chk_…): 128 random bits.
+func newID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return "chk_" + strings.ToLower(codec.EncodeToString(b))
+}

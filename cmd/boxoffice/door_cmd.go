@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/boxoffice/boxoffice/checkin"
+	"github.com/boxoffice/boxoffice/provision"
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/tickets"
+	"github.com/urfave/cli/v3"
+)
+
+// scannerJSON is a scanner as `scanners list --json` prints it; `scanners
+// create --json` prints the spec's object (newScannerJSON).
+type scannerJSON struct {
+	ID          int64   `json:"id"`
+	Name        string  `json:"name"`
+	EventID     int64   `json:"event_id"`
+	Environment string  `json:"environment"`
+	Hint        string  `json:"hint"`
+	CreatedAt   string  `json:"created_at"`
+	RevokedAt   *string `json:"revoked_at"`
+}
+
+type newScannerJSON struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	EventID     int64  `json:"event_id"`
+	Environment string `json:"environment"`
+	Key         string `json:"key"`
+}
+
+func toScannerJSON(s *store.Scanner) scannerJSON {
+	out := scannerJSON{ID: s.ID, Name: s.Name, EventID: s.EventID, Environment: s.Environment, Hint: s.Hint,
+		CreatedAt: rfc3339(s.CreatedAt)}
+	if !s.RevokedAt.IsZero() {
+		at := rfc3339(s.RevokedAt)
+		out.RevokedAt = &at
+	}
+	return out
+}
+
+func scannersCommand(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:  "scanners",
+		Usage: "make and revoke the door's scanner keys (one event, one environment each)",
+		Commands: []*cli.Command{
+			{
+				Name:  "create",
+				Usage: "make a scanner key for the door of an event; the key is shown only this once",
+				Flags: []cli.Flag{
+					&cli.Int64Flag{Name: "event", Required: true, Usage: "the event id whose dates it admits to"},
+					&cli.StringFlag{Name: "env", Required: true, Usage: "test (admits test tickets) or live"},
+					&cli.StringFlag{Name: "name", Required: true, Usage: "what door staff call the device, such as \"Main gate\""},
+					jsonFlag(),
+				},
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					s, err := m.Provision.CreateScanner(ctx, provision.ScannerInput{
+						EventID: cmd.Int64("event"), Environment: cmd.String("env"), Name: cmd.String("name"),
+					})
+					if err != nil {
+						return err
+					}
+					sc := s.Scanner
+					if cmd.Bool("json") {
+						return printJSON(stdout, newScannerJSON{ID: sc.ID, Name: sc.Name, EventID: sc.EventID, Environment: sc.Environment, Key: s.Key})
+					}
+					fmt.Fprintf(stdout, "scanner %d %q for the %s door of event %d (the key is shown only this once):\n  %s\n",
+						sc.ID, sc.Name, sc.Environment, sc.EventID, s.Key)
+					fmt.Fprintf(stdout, "Open %s/door on the phone and paste the key; revoke it with boxoffice scanners revoke %d\n",
+						strings.TrimRight(m.Config.PublicBaseURL, "/"), sc.ID)
+					return nil
+				}),
+			},
+			{
+				Name:  "list",
+				Usage: "list scanners, oldest first, revoked ones too (never their keys)",
+				Flags: []cli.Flag{
+					&cli.Int64Flag{Name: "event", Usage: "only the scanners of this event id"},
+					jsonFlag(),
+				},
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					list, err := m.Provision.ListScanners(ctx, cmd.Int64("event"))
+					if err != nil {
+						return err
+					}
+					out := make([]scannerJSON, len(list))
+					for i := range list {
+						out[i] = toScannerJSON(&list[i])
+					}
+					if cmd.Bool("json") {
+						return printJSON(stdout, map[string]any{"scanners": out})
+					}
+					if len(out) == 0 {
+						fmt.Fprintln(stdout, "no scanners yet (boxoffice scanners create --event ID --env test|live --name NAME adds one)")
+						return nil
+					}
+					for _, s := range out {
+						state := "active"
+						if s.RevokedAt != nil {
+							state = "revoked " + *s.RevokedAt
+						}
+						fmt.Fprintf(stdout, "%-4d %-4s event %-4d %q  key …%s  created %s  %s\n", s.ID, s.Environment, s.EventID, s.Name,
+							s.Hint, s.CreatedAt, state)
+					}
+					return nil
+				}),
+			},
+			{
+				Name:      "revoke",
+				Usage:     "revoke a scanner; its key stops working at once",
+				ArgsUsage: "ID",
+				Flags:     []cli.Flag{jsonFlag()},
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					a, err := args(cmd, "ID")
+					if err != nil {
+						return err
+					}
+					id, err := parseID("scanner", a[0])
+					if err != nil {
+						return err
+					}
+					s, err := m.Provision.RevokeScanner(ctx, id)
+					if err != nil {
+						return err
+					}
+					if cmd.Bool("json") {
+						return printJSON(stdout, toScannerJSON(s))
+					}
+					fmt.Fprintf(stdout, "scanner %d %q is revoked (since %s)\n", s.ID, s.Name, rfc3339(s.RevokedAt))
+					return nil
+				}),
+			},
+		},
+	}
+}
+
+// ticketShowJSON is what `tickets show --json` prints.
+type ticketShowJSON struct {
+	Ticket     *tickets.View  `json:"ticket"`
+	Inside     bool           `json:"inside"`
+	VoidedAt   *string        `json:"voided_at"`
+	VoidReason *string        `json:"void_reason"`
+	Scans      []scanShowJSON `json:"scans"`
+}
+
+// scanShowJSON is one scan of a ticket: the check-in its door got, and
+// which scanner made it.
+type scanShowJSON struct {
+	*checkin.View
+	ScannerID   int64  `json:"scanner_id"`
+	ScannerName string `json:"scanner_name"`
+}
+
+func ticketsCommand(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:  "tickets",
+		Usage: "look up and void issued tickets",
+		Commands: []*cli.Command{
+			{
+				Name:      "show",
+				Usage:     "one ticket by its code: its state and every scan of it at the door",
+				ArgsUsage: "CODE",
+				Flags:     []cli.Flag{jsonFlag()},
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					a, err := args(cmd, "CODE")
+					if err != nil {
+						return err
+					}
+					rec, err := m.CheckIns.Ticket(ctx, a[0])
+					if err != nil {
+						return err
+					}
+					out := ticketShowJSON{Ticket: rec.Ticket, Inside: rec.Inside, Scans: []scanShowJSON{}}
+					if rec.VoidedAt != "" {
+						out.VoidedAt = &rec.VoidedAt
+					}
+					if rec.VoidReason != "" {
+						out.VoidReason = &rec.VoidReason
+					}
+					for _, s := range rec.Scans {
+						out.Scans = append(out.Scans, scanShowJSON{View: s.View, ScannerID: s.ScannerID, ScannerName: s.ScannerName})
+					}
+					if cmd.Bool("json") {
+						return printJSON(stdout, out)
+					}
+					printTicket(stdout, out)
+					return nil
+				}),
+			},
+			{
+				Name:  "void",
+				Usage: "void a ticket, or every ticket of an order: the door refuses it from now on, and the app gets ticket.voided",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "code", Usage: "the ticket's code"},
+					&cli.StringFlag{Name: "order", Usage: "an order reference: void all its tickets"},
+					&cli.StringFlag{Name: "reason", Usage: "why, kept with the ticket (boxoffice tickets show)"},
+					jsonFlag(),
+				},
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+					res, err := m.Tickets.Void(ctx, tickets.VoidRequest{
+						Code: cmd.String("code"), OrderReference: cmd.String("order"), Reason: cmd.String("reason"),
+					})
+					if err != nil {
+						return err
+					}
+					if cmd.Bool("json") {
+						return printJSON(stdout, map[string]any{"order_reference": res.OrderReference, "voided": res.Voided, "tickets": res.Tickets})
+					}
+					fmt.Fprintf(stdout, "voided %d of %d ticket(s) of order %s", res.Voided, len(res.Tickets), res.OrderReference)
+					if res.Voided < len(res.Tickets) {
+						fmt.Fprint(stdout, " (the others were void already)")
+					}
+					fmt.Fprintln(stdout)
+					for _, t := range res.Tickets {
+						fmt.Fprintf(stdout, "  %s  %d of %d  %s  %s\n", t.ID, t.Position, len(res.Tickets), t.TicketName, t.Status)
+					}
+					return nil
+				}),
+			},
+		},
+	}
+}
+
+// printTicket prints a ticket and its scans for a person.
+func printTicket(w io.Writer, t ticketShowJSON) {
+	tk := t.Ticket
+	fmt.Fprintf(w, "ticket %s (%s), %s, position %d of order %s\n", tk.ID, tk.Environment, tk.TicketName, tk.Position, tk.OrderReference)
+	fmt.Fprintf(w, "  event %d, date %d\n", tk.EventID, tk.EventdateID)
+	where := "outside"
+	if t.Inside {
+		where = "inside"
+	}
+	fmt.Fprintf(w, "  status %s, %s", tk.Status, where)
+	if tk.CheckedInAt != nil {
+		fmt.Fprintf(w, ", first admitted %s", *tk.CheckedInAt)
+	}
+	fmt.Fprintln(w)
+	if t.VoidedAt != nil {
+		fmt.Fprintf(w, "  voided %s: %s\n", *t.VoidedAt, orNone(deref(t.VoidReason)))
+	}
+	if len(t.Scans) == 0 {
+		fmt.Fprintln(w, "  never scanned")
+		return
+	}
+	fmt.Fprintf(w, "  %d scan(s):\n", len(t.Scans))
+	for _, s := range t.Scans {
+		outcome := s.Result
+		if s.Reason != nil {
+			outcome += " (" + *s.Reason + ")"
+		}
+		fmt.Fprintf(w, "    %s  %-5s %-30s gate %s  scanner %d %q\n", s.ScannedAt, s.Direction, outcome, orNone(deref(s.Gate)),
+			s.ScannerID, s.ScannerName)
+	}
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
