@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 	"github.com/boxoffice/boxoffice/admission"
 	"github.com/boxoffice/boxoffice/apiref"
 	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/checkin"
+	"github.com/boxoffice/boxoffice/doorpage"
 	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/hosted"
 	"github.com/boxoffice/boxoffice/loaders"
@@ -62,6 +65,9 @@ func (m *Main) Handler() http.Handler {
 	(&sandbox.Handler{Checkout: m.Checkout, Now: m.Now, Log: m.Log}).Routes(r)
 	(&hosted.Handler{Checkout: m.Checkout, Payments: m.Payments, Now: m.Now, Log: m.Log}).Routes(r)
 	(&ticketpage.Handler{Load: m.Tickets.Page, Log: m.Log}).Routes(r)
+	(&doorpage.Handler{Event: m.doorEvent, WriteError: func(w http.ResponseWriter, r *http.Request, err error) {
+		rest.WriteError(w, r, m.Log, err)
+	}, Now: m.Now, Log: m.Log}).Routes(r)
 	if m.devPay != nil {
 		m.devPay.Routes(r)
 	}
@@ -110,7 +116,7 @@ func anyKeys(*http.Request) admission.Keys { return admission.AnyKeys }
 
 // pagePrefixes are where the pages a browser shows live (sandbox, hosted
 // checkout and its return page, the development provider).
-var pagePrefixes = []string{"/sandbox/", "/checkout/", "/dev-pay/"}
+var pagePrefixes = []string{"/sandbox/", "/checkout/", "/dev-pay/", "/tickets/", "/door/"}
 
 // notFound answers an unknown address: the HTML 404 page under the pages'
 // paths, the API's JSON error everywhere else.
@@ -211,4 +217,23 @@ func (m *Main) logRequests(next http.Handler) http.Handler {
 		}
 		m.Log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
 	})
+}
+
+// doorEvent is the door page's scanner key check and its event: the key
+// is admitted as the check-in routes admit it (the failed-authentication
+// bucket included), then its event and dates are read.
+func (m *Main) doorEvent(ctx context.Context, key string) (*doorpage.Event, error) {
+	p, err := m.Admission.AdmitScanner(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	d, err := m.CheckIns.Door(ctx, checkin.Scanner{ID: p.KeyID, EventID: p.EventID, Environment: p.Environment})
+	if err != nil {
+		return nil, err
+	}
+	out := &doorpage.Event{ID: d.Event.ID, Name: d.Event.Name, Environment: p.Environment}
+	for _, dd := range d.Dates {
+		out.Dates = append(out.Dates, doorpage.Date{ID: dd.Date.ID, Start: dd.Date.StartAt, End: dd.Date.EndAt, Venue: dd.Venue})
+	}
+	return out, nil
 }
