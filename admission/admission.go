@@ -77,6 +77,13 @@ func (g *Gate) Admit(ctx context.Context, key string) (*auth.Principal, error) {
 	return g.admit(ctx, key, AnyKeys)
 }
 
+// AdmitApp is Admit for a transport that takes only app keys (GraphQL's
+// WebSocket, while no GraphQL field is a check-in).
+// Errors: those of Admit, scanner_key_not_allowed.
+func (g *Gate) AdmitApp(ctx context.Context, key string) (*auth.Principal, error) {
+	return g.admit(ctx, key, AppKeys)
+}
+
 // AdmitScanner is Admit for a page that takes only scanner keys in its
 // own way (the door page's dates).
 // Errors: those of Admit, scanner_key_required.

@@ -173,6 +173,8 @@ func TestCheckInREST(t *testing.T) {
 
 			gql := tb.graphql(t, door, orderQuery, map[string]any{"r": sandbox[0]["order_reference"]})
 			require.Equal(t, "scanner_key_not_allowed", gql.gqlErrorExt(t)["code"], "%s", gql.Raw)
+			gql = tb.graphql(t, door, `{ events { nodes { id } } }`, nil)
+			require.Equal(t, "scanner_key_not_allowed", gql.gqlErrorExt(t)["code"], "the catalog too: %s", gql.Raw)
 
 			requireError(t, tb.checkIn(t, "svc_scan_test_"+strings.Repeat("a", 32), tb.scan(code, day1)), http.StatusUnauthorized, "invalid_api_key")
 			_, err := tb.m.Provision.RevokeScanner(context.Background(), doorID)
