@@ -265,6 +265,12 @@ func TestOrderSyncParity(t *testing.T) {
 				for i := range c.fields {
 					require.Equal(t, rest.Fields[c.fields[i]], gql.Fields[c.gqlFields[i]], "messages of %s", c.fields[i])
 				}
+				data, _ := g.Body["data"].(map[string]any)
+				if p, ok := data["expireCheckoutSession"].(map[string]any); ok {
+					require.Nil(t, p["order"], "%s", g.Raw)
+					ue := p["userErrors"].([]any)[0].(map[string]any)
+					require.Equal(t, []any{"input", "reference"}, ue["field"], "the refusal names the reference")
+				}
 			})
 		}
 	})
