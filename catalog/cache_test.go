@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func waitVersion(t *testing.T, w *store.CatalogWatch, what string, cond func(v uint64) bool) uint64 {
+func waitVersion(t *testing.T, w *store.Watch, what string, cond func(v uint64) bool) uint64 {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -67,6 +67,69 @@ type Service struct {
 	// Observe, when set, learns each request's outcome: "created" or the
 	// error code.
 	Observe func(env, outcome string)
+	// Catalog reads the events, dates and tickets a cart is checked
+	// against; nil reads the database. Stock is never taken from it.
+	Catalog Catalog
+	// Tenants, when set, keeps the apps read (their redirect allowlists)
+	// until the tenant tables change.
+	Tenants Cache
+}
+
+// Catalog is where checkout reads the published catalog: the catalog
+// cache in the server (readcache.CheckoutCatalog), so a create reads no
+// catalog row from the database. Tickets it returns carry no stock (Sold
+// and Held are zero): the conditional UPDATE of takeStock decides whether
+// a cart fits, and the few checks made before it read stock afresh.
+type Catalog interface {
+	// VisibleEvent: store.VisibleEvent.
+	VisibleEvent(ctx context.Context, id int64) (*store.Event, error)
+	// EventDateOfEvent: store.EventDateOfEvent.
+	EventDateOfEvent(ctx context.Context, id, eventID int64) (*store.EventDate, error)
+	// TicketsByIDs: store.TicketsByIDs, without stock.
+	TicketsByIDs(ctx context.Context, ids []int64) ([]store.Ticket, error)
+}
+
+// Cache keeps values read from the tenant tables until those change
+// (readcache.Tenants).
+type Cache interface {
+	Get(ctx context.Context, key any, load func() (any, error)) (any, error)
+}
+
+// dbCatalog reads the catalog from the database.
+type dbCatalog struct{ db *store.DB }
+
+func (c dbCatalog) VisibleEvent(ctx context.Context, id int64) (*store.Event, error) {
+	return store.VisibleEvent(ctx, c.db, id)
+}
+
+func (c dbCatalog) EventDateOfEvent(ctx context.Context, id, eventID int64) (*store.EventDate, error) {
+	return store.EventDateOfEvent(ctx, c.db, id, eventID)
+}
+
+func (c dbCatalog) TicketsByIDs(ctx context.Context, ids []int64) ([]store.Ticket, error) {
+	return store.TicketsByIDs(ctx, c.db, ids)
+}
+
+func (s *Service) catalog() Catalog {
+	if s.Catalog != nil {
+		return s.Catalog
+	}
+	return dbCatalog{s.DB}
+}
+
+// appKey is the key of an app in Tenants.
+type appKey int64
+
+// app returns the caller's app, from Tenants when set.
+func (s *Service) app(ctx context.Context, id int64) (*store.App, error) {
+	if s.Tenants == nil {
+		return store.AppByID(ctx, s.DB, id)
+	}
+	v, err := s.Tenants.Get(ctx, appKey(id), func() (any, error) { return store.AppByID(ctx, s.DB, id) })
+	if err != nil {
+		return nil, err
+	}
+	return v.(*store.App), nil
 }
 
 // Caller is the authenticated app a request comes from.
@@ -147,7 +210,11 @@ func (s *Service) Create(ctx context.Context, c Caller, r Request) (sess *Sessio
 // create is the one place checkout's precedence is decided, whichever API
 // the request came through: the checkout limit, then the idempotency key,
 // then what decoding found in the body with the rest of validation, then
-// the rules.
+// the rules. The answer to a key that already has one (DESIGN.md's
+// "idempotency lookup") is found when the request's own record cannot be
+// written: the order's transaction rolls back, nothing is left behind,
+// and the record that stands gives the answer, so it still comes before
+// every business rule.
 func (s *Service) create(ctx context.Context, c Caller, r Request) (*Session, bool, error) {
 	if s.Throttle != nil {
 		if err := s.Throttle(ctx, c); err != nil {
@@ -161,32 +228,113 @@ func (s *Service) create(ctx context.Context, c Caller, r Request) (*Session, bo
 	if err != nil {
 		return nil, false, err
 	}
-	scope := idempotency.Scope{AppID: c.AppID, Environment: c.Environment}
-	claim, saved, err := s.Idempotency.Begin(ctx, scope, r.Key, idempotency.Fingerprint(canonical(r.Input)))
-	if err != nil {
-		return nil, false, err
-	}
-	if saved != nil {
-		sess, err := replay(saved)
-		// A saved answer we cannot read is a failure of ours, not a replay.
-		return sess, err == nil || apperr.CodeOf(err) != apperr.Internal, err
-	}
-	sess, err := s.place(ctx, c, req, claim)
-	if err == nil {
-		return sess, false, nil
-	}
-	var ae *apperr.Error
-	if !errors.As(err, &ae) || !saveable(ae) {
-		if rerr := s.Idempotency.Release(ctx, claim); rerr != nil {
-			return nil, false, errors.Join(err, rerr)
+	a := &attempt{scope: idempotency.Scope{AppID: c.AppID, Environment: c.Environment}, key: r.Key,
+		fingerprint: idempotency.Fingerprint(canonical(r.Input))}
+	for try := 0; ; try++ {
+		a.claim = nil
+		sess, err := s.run(ctx, c, req, a)
+		var saved savedAnswer
+		switch {
+		case errors.As(err, &saved):
+			return replayed(saved)
+		case !errors.Is(err, idempotency.ErrTaken):
+			return sess, false, err
 		}
-		return nil, false, err
+		body, err := s.Idempotency.Taken(ctx, a.scope, a.key, a.fingerprint)
+		if errors.Is(err, idempotency.ErrGone) && try < 2 {
+			continue
+		}
+		if errors.Is(err, idempotency.ErrGone) {
+			err = apperr.New(apperr.IdempotencyInProgress, "A request with this Idempotency-Key is still being processed; retry shortly.")
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		return replayed(savedAnswer(body))
+	}
+}
+
+// attempt is one run of a request under its Idempotency-Key.
+type attempt struct {
+	scope       idempotency.Scope
+	key         string
+	fingerprint string
+	// claim is held while a payment provider outside the database is
+	// called (Service.claim); nil otherwise.
+	claim *idempotency.Claim
+}
+
+// savedAnswer is the answer saved for the key, found before the request
+// ran (Service.claim).
+type savedAnswer []byte
+
+func (savedAnswer) Error() string { return "checkout: the key has a saved answer" }
+
+func replayed(saved savedAnswer) (*Session, bool, error) {
+	sess, err := replay(saved)
+	// A saved answer we cannot read is a failure of ours, not a replay.
+	return sess, err == nil || apperr.CodeOf(err) != apperr.Internal, err
+}
+
+// run places the order, saving its answer with it, or saves the refusal
+// that stopped it, if it is one to keep. Errors: those of place, and
+// idempotency.ErrTaken when the key already has a record (nothing was
+// written then).
+func (s *Service) run(ctx context.Context, c Caller, req *request, a *attempt) (*Session, error) {
+	sess, err := s.place(ctx, c, req, a)
+	var ae *apperr.Error
+	if err == nil || !errors.As(err, &ae) {
+		if err != nil && a.claim != nil {
+			if rerr := s.Idempotency.Release(ctx, a.claim); rerr != nil {
+				return nil, errors.Join(err, rerr)
+			}
+		}
+		return sess, err
+	}
+	if !saveable(ae) {
+		if a.claim != nil {
+			if rerr := s.Idempotency.Release(ctx, a.claim); rerr != nil {
+				return nil, errors.Join(err, rerr)
+			}
+		}
+		return nil, err
 	}
 	body, _ := json.Marshal(outcome{Error: &savedError{Code: ae.Code, Message: ae.Message}, Details: ae.Details})
-	if cerr := s.Idempotency.Complete(ctx, s.DB, claim, body); cerr != nil {
-		return nil, false, cerr
+	if a.claim != nil {
+		if cerr := s.Idempotency.Complete(ctx, s.DB, a.claim, body); cerr != nil {
+			return nil, cerr
+		}
+		return nil, err
 	}
-	return nil, false, err
+	if serr := s.Idempotency.Save(ctx, s.DB, a.scope, a.key, a.fingerprint, body); serr != nil {
+		return nil, serr
+	}
+	return nil, err
+}
+
+// save writes the answer of a placed order in its transaction: completing
+// the claim when one is held, else as the key's record.
+func (s *Service) save(ctx context.Context, tx bun.Tx, a *attempt, body []byte) error {
+	if a.claim != nil {
+		return s.Idempotency.Complete(ctx, tx, a.claim, body)
+	}
+	return s.Idempotency.Save(ctx, tx, a.scope, a.key, a.fingerprint, body)
+}
+
+// claim takes the key before a payment provider outside the database is
+// called, so a second request with the key waits for the first instead of
+// creating a second payment. Errors: those of idempotency.Service.Begin,
+// and savedAnswer when the key already has an answer.
+func (s *Service) claim(ctx context.Context, a *attempt) error {
+	claim, saved, err := s.Idempotency.Begin(ctx, a.scope, a.key, a.fingerprint)
+	if err != nil {
+		return err
+	}
+	if saved != nil {
+		return savedAnswer(saved)
+	}
+	a.claim = claim
+	return nil
 }
 
 // saveable reports whether an answer is kept for the key: business-rule
@@ -220,10 +368,12 @@ type cart struct {
 
 func (k *cart) free() bool { return k.total == 0 }
 
-// place checks the business rules and writes the order.
-func (s *Service) place(ctx context.Context, c Caller, req *request, claim *idempotency.Claim) (*Session, error) {
+// place checks the business rules and writes the order with its answer,
+// in one transaction and, unless a payment provider outside the database
+// is called, one commit.
+func (s *Service) place(ctx context.Context, c Caller, req *request, a *attempt) (*Session, error) {
 	now := s.Now().UTC()
-	event, err := store.VisibleEvent(ctx, s.DB, req.EventID)
+	event, err := s.catalog().VisibleEvent(ctx, req.EventID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, apperr.New(apperr.EventNotFound, "Event %d was not found.", req.EventID)
 	}
@@ -275,20 +425,35 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, claim *idem
 		t := k.tickets[it.TicketID]
 		items[i] = store.OrderItem{TicketID: it.TicketID, Name: t.Name, Quantity: it.Quantity, UnitPrice: catalog.EffectivePrice(t)}
 	}
-	if c.Live() && !k.free() {
+	inTx, _ := s.Payments.(payments.InTx)
+	if c.Live() && !k.free() && inTx == nil {
+		if err := s.claim(ctx, a); err != nil {
+			return nil, err
+		}
 		if err := s.createPayment(ctx, req, k, order); err != nil {
 			return nil, err
 		}
 	}
-	sess := s.session(order)
-	body, _ := json.Marshal(outcome{Session: sess, Currency: sess.Currency})
 
 	// The rows every checkout of a ticket contends for (its stock, and for
 	// live free carts the daily counters) are taken last, just before the
 	// commit: each holds its row lock until then, so concurrent checkouts of
 	// one ticket wait for an UPDATE and a commit, not for the order's inserts
 	// as well. A refusal rolls back everything before it.
+	var sess *Session
 	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if c.Live() && !k.free() && inTx != nil {
+			if err := s.createPaymentTx(ctx, tx, inTx, k, req, order); err != nil {
+				return err
+			}
+		}
+		sess = s.session(order)
+		body, _ := json.Marshal(outcome{Session: sess, Currency: sess.Currency})
+		// The answer first: a key that already has one ends the
+		// transaction before anything else is written.
+		if err := s.save(ctx, tx, a, body); err != nil {
+			return err
+		}
 		if err := store.InsertOrder(ctx, tx, order, items); err != nil {
 			return err
 		}
@@ -302,9 +467,6 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, claim *idem
 			if err := s.emit(ctx, tx, order, &store.OrderDetail{Items: items, Tickets: ts}); err != nil {
 				return err
 			}
-		}
-		if err := s.Idempotency.Complete(ctx, tx, claim, body); err != nil {
-			return err
 		}
 		if c.Live() && k.free() {
 			if err := s.takeFreeQuota(ctx, tx, c, event.ID, req.Email, k.quantity, now); err != nil {
@@ -322,7 +484,7 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, claim *idem
 // eventDate checks the requested date of event.
 // Errors: event_date_not_found, event_date_not_available.
 func (s *Service) eventDate(ctx context.Context, event *store.Event, id int64, now time.Time) (*store.EventDate, error) {
-	d, err := store.EventDateOfEvent(ctx, s.DB, id, event.ID)
+	d, err := s.catalog().EventDateOfEvent(ctx, id, event.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, apperr.New(apperr.EventDateNotFound, "Event date %d was not found for event %d.", id, event.ID)
 	}
@@ -342,7 +504,7 @@ func (s *Service) price(ctx context.Context, event *store.Event, date *store.Eve
 	for i, it := range req.Items {
 		ids[i] = it.TicketID
 	}
-	ts, err := store.TicketsByIDs(ctx, s.DB, ids)
+	ts, err := s.catalog().TicketsByIDs(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -388,10 +550,14 @@ func onSale(now, start, end time.Time) bool {
 }
 
 // takeStock holds the cart's tickets (live paid), sells them (live free),
-// or only checks them (sandbox, which never holds stock). Tickets are
-// updated in id order so concurrent checkouts cannot deadlock.
+// or only checks them against the stock read now (sandbox, which never
+// holds stock). Tickets are updated in id order so concurrent checkouts
+// cannot deadlock.
 // Errors: sold_out.
 func (s *Service) takeStock(ctx context.Context, tx bun.Tx, c Caller, req *request, k *cart, now time.Time) error {
+	if !c.Live() {
+		return s.checkStock(ctx, tx, req)
+	}
 	qty := make(map[int64]int64, len(req.Items))
 	for _, it := range req.Items {
 		qty[it.TicketID] = it.Quantity
@@ -402,18 +568,36 @@ func (s *Service) takeStock(ctx context.Context, tx bun.Tx, c Caller, req *reque
 	}
 	sortIDs(ids)
 	for _, id := range ids {
-		if !c.Live() {
-			if !catalog.Fits(k.tickets[id].Stock(), qty[id]) {
-				return soldOut(id)
-			}
-			continue
-		}
 		ok, err := store.HoldStock(ctx, tx, id, qty[id], k.free(), now)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return soldOut(id)
+		}
+	}
+	return nil
+}
+
+// checkStock refuses a cart that does not fit the stock read now from db,
+// without taking any.
+// Errors: sold_out.
+func (s *Service) checkStock(ctx context.Context, db bun.IDB, req *request) error {
+	ids := make([]int64, len(req.Items))
+	for i, it := range req.Items {
+		ids[i] = it.TicketID
+	}
+	ts, err := store.TicketsByIDs(ctx, db, ids)
+	if err != nil {
+		return err
+	}
+	stock := make(map[int64]store.Stock, len(ts))
+	for i := range ts {
+		stock[ts[i].ID] = ts[i].Stock()
+	}
+	for _, it := range req.Items {
+		if !catalog.Fits(stock[it.TicketID], it.Quantity) {
+			return soldOut(it.TicketID)
 		}
 	}
 	return nil

@@ -5,9 +5,9 @@ import (
 	"strings"
 
 	"github.com/boxoffice/boxoffice/apperr"
-	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/payments"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/uptrace/bun"
 )
 
 // ReturnURL is where a payment provider sends the buyer back: the
@@ -16,23 +16,42 @@ func ReturnURL(base, ref string) string {
 	return strings.TrimRight(base, "/") + "/checkout/" + ref + "/return"
 }
 
-// createPayment asks the provider for the payment of a live paid order
-// before anything is written, so a provider outage leaves nothing behind.
-// A cart that is already sold out is refused first, without a provider call.
+// createPayment asks a provider outside the database for the payment of a
+// live paid order before anything is written, so a provider outage leaves
+// nothing behind. A cart that is already sold out (stock read now) is
+// refused first, without a provider call.
 // Errors: sold_out, payment_gateway_unavailable.
 func (s *Service) createPayment(ctx context.Context, req *request, k *cart, o *store.Order) error {
-	for _, it := range req.Items {
-		if !catalog.Fits(k.tickets[it.TicketID].Stock(), it.Quantity) {
-			return soldOut(it.TicketID)
-		}
+	if err := s.checkStock(ctx, s.DB, req); err != nil {
+		return err
 	}
 	if s.Payments == nil {
 		return apperr.New(apperr.PaymentGatewayUnavailable, "No payment provider is configured for live payments.")
 	}
-	p, err := s.Payments.Create(ctx, payments.Request{
+	p, err := s.Payments.Create(ctx, s.paymentRequest(req, k, o))
+	return s.paid(p, err, o)
+}
+
+// createPaymentTx creates the payment of a live paid order with a provider
+// that keeps it in the database, in the order's transaction tx: a refusal
+// later in it (sold_out) rolls the payment back with the order. No stock is
+// read first: the conditional UPDATE decides.
+// Errors: payment_gateway_unavailable.
+func (s *Service) createPaymentTx(ctx context.Context, tx bun.Tx, p payments.InTx, k *cart, req *request, o *store.Order) error {
+	pay, err := p.CreateTx(ctx, tx, s.paymentRequest(req, k, o))
+	return s.paid(pay, err, o)
+}
+
+func (s *Service) paymentRequest(req *request, k *cart, o *store.Order) payments.Request {
+	return payments.Request{
 		Reference: o.Reference, Amount: k.total, Currency: k.currency, Email: req.Email,
 		CallbackURL: ReturnURL(s.Config.PublicBaseURL, o.Reference),
-	})
+	}
+}
+
+// paid records a created payment on o.
+// Errors: payment_gateway_unavailable when the provider failed.
+func (s *Service) paid(p *payments.Payment, err error, o *store.Order) error {
 	if err != nil {
 		return apperr.Unavailable(apperr.PaymentGatewayUnavailable, err,
 			"The payment gateway is unavailable; retry shortly.")

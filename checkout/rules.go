@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/boxoffice/boxoffice/apperr"
-	"github.com/boxoffice/boxoffice/store"
 	"github.com/nyaruka/phonenumbers"
 )
 
@@ -30,7 +29,7 @@ func (s *Service) checkRedirects(ctx context.Context, c Caller, req *request) er
 		}
 		hosts = append(hosts, strings.ToLower(u.Hostname()))
 	}
-	app, err := store.AppByID(ctx, s.DB, c.AppID)
+	app, err := s.app(ctx, c.AppID)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"hash/fnv"
 	"math"
 	"strings"
 	"time"
@@ -31,6 +33,16 @@ const (
 	DefaultLockTimeout = 15 * time.Second
 	MaxKeyLength       = 128
 )
+
+// ErrTaken is Save's news that the key already has a record: a saved
+// answer, a request still running under it, or one that expired. Taken
+// says which.
+var ErrTaken = errors.New("idempotency: key taken")
+
+// ErrGone is Taken's news that the key's record is no longer there (it
+// expired, or the request holding it gave it up): the request may run
+// and Save again.
+var ErrGone = errors.New("idempotency: key free again")
 
 // Service claims, completes and releases idempotency keys.
 type Service struct {
@@ -129,6 +141,86 @@ func (s *Service) Begin(ctx context.Context, scope Scope, key, fingerprint strin
 		return nil, nil, inProgress(time.Second)
 	}
 	return nil, nil, inProgress(time.Second)
+}
+
+// Save records the answer of a request that ran without a claim, in one
+// statement, in db: the request's own transaction, so its changes and its
+// answer commit together or not at all (one commit for the whole
+// request), or the database itself for a refusal that changed nothing.
+// Requests that call nothing outside the database run so: they need no
+// claim, because nothing they do is visible before their commit. Errors:
+// ErrTaken when the key has a record, or a request still in its
+// transaction under it (db's transaction must then roll back, and Taken
+// gives the answer).
+func (s *Service) Save(ctx context.Context, db bun.IDB, scope Scope, key, fingerprint string, response []byte) error {
+	now := s.Now().UTC()
+	rec := &store.IdempotencyRecord{
+		AppID: scope.AppID, Environment: scope.Environment, Key: key, Fingerprint: fingerprint,
+		State: store.IdempotencyDone, Owner: "", LockedUntil: now, Response: string(response),
+		CreatedAt: now, ExpiresAt: now.Add(s.retention()),
+	}
+	ok, err := store.SaveIdempotencyRecord(ctx, db, s.DB.Postgres(), rec, lockID(scope, key))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrTaken
+	}
+	return nil
+}
+
+// Taken answers a request whose key Save found taken: the saved response
+// of the same request.
+// Errors: idempotency_conflict (same key, different request),
+// idempotency_in_progress (the first request still runs; RetryAfter set),
+// ErrGone (the record expired, or its request died or gave the key up:
+// run again).
+func (s *Service) Taken(ctx context.Context, scope Scope, key, fingerprint string) ([]byte, error) {
+	now := s.Now().UTC()
+	old, err := store.IdempotencyRecordByKey(ctx, s.DB, scope.AppID, scope.Environment, key)
+	if errors.Is(err, store.ErrNotFound) {
+		// Not there for us to read: either its first request is still in
+		// its transaction (PostgreSQL's advisory lock said so), or it
+		// ended without saving. Which one, only a retry can tell.
+		if s.DB.Postgres() {
+			return nil, inProgress(time.Second)
+		}
+		return nil, ErrGone
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !old.ExpiresAt.After(now):
+		if err := store.DeleteExpiredIdempotencyRecord(ctx, s.DB, old.ID, now); err != nil {
+			return nil, err
+		}
+		return nil, ErrGone
+	case old.Fingerprint != fingerprint:
+		return nil, apperr.New(apperr.IdempotencyConflict,
+			"This Idempotency-Key was already used with a different request body.")
+	case old.State == store.IdempotencyDone:
+		return []byte(old.Response), nil
+	case !old.LockedUntil.After(now):
+		// A claim whose request died: the key is free again.
+		if err := store.DeleteStaleIdempotencyClaim(ctx, s.DB, old.ID, now); err != nil {
+			return nil, err
+		}
+		return nil, ErrGone
+	}
+	wait := old.LockedUntil.Sub(now)
+	if wait < time.Second {
+		wait = time.Second
+	}
+	return nil, inProgress(wait)
+}
+
+// lockID is the advisory lock of a key: 64 bits of FNV-1a over its scope
+// and text (two keys sharing one only wait for each other a moment).
+func lockID(scope Scope, key string) int64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d\x00%s\x00%s", scope.AppID, scope.Environment, key)
+	return int64(h.Sum64())
 }
 
 // Complete saves the response of a claimed request; db may be the

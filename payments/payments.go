@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+
+	"github.com/uptrace/bun"
 )
 
 // State is where a payment stands at the provider.
@@ -64,6 +66,16 @@ type Provider interface {
 	// the callback is not authentic. A callback about something other than
 	// a payment's outcome returns (nil, nil).
 	ParseCallback(h http.Header, body []byte) (*Status, error)
+}
+
+// InTx is a Provider that keeps its payments in the service's own database
+// (the development provider). Checkout creates such a payment inside the
+// order's transaction, so one commit writes both and a refused order
+// leaves no payment behind; it calls Create, outside any transaction,
+// only for providers that are not InTx, since a real provider's HTTP call
+// cannot be rolled back.
+type InTx interface {
+	CreateTx(ctx context.Context, db bun.IDB, r Request) (*Payment, error)
 }
 
 // Errors of providers.

@@ -51,6 +51,24 @@ type Service struct {
 	// budgets of its own, so without a cap an account could buy capacity
 	// by creating apps.
 	MaxAppsPerAccount int
+	// Changed is called after every write of accounts, apps, keys or
+	// scanners (store.Watch.Changed of the tenant watch), so this
+	// process's cached key lookups see it on the next request rather than
+	// when the NOTIFY arrives.
+	Changed func()
+}
+
+// inTx runs fn in a transaction, then tells Changed, whether it
+// committed or not: a needless move only costs one reread.
+func (s *Service) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
+	defer s.changed()
+	return s.DB.RunInTx(ctx, nil, fn)
+}
+
+func (s *Service) changed() {
+	if s.Changed != nil {
+		s.Changed()
+	}
 }
 
 // DefaultMaxAppsPerAccount is MAX_APPS_PER_ACCOUNT's default.
@@ -105,7 +123,7 @@ func (s *Service) CreateAccount(ctx context.Context, in AccountInput) (*store.Ac
 			return nil, err
 		}
 	}
-	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := store.InsertAccount(ctx, tx, a); err != nil {
 			if errors.Is(err, store.ErrConflict) {
 				return fmt.Errorf("%w: %w", apperr.Invalid("email", "%q: an account with this email already exists", a.Email), ErrEmailTaken)
@@ -127,7 +145,7 @@ func (s *Service) SetAccountStatus(ctx context.Context, id int64, status string)
 		return err
 	}
 	now := s.Now().UTC()
-	return s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		err := store.SetAccountStatus(ctx, tx, id, status, now)
 		if errors.Is(err, store.ErrNotFound) {
 			return notFound("account %d does not exist", id)
@@ -227,7 +245,7 @@ func (s *Service) CreateApp(ctx context.Context, in AppInput) (*NewApp, error) {
 		AccountID: in.AccountID, Name: name, Status: store.AppActive, RedirectDomains: domains,
 		WebhookURL: in.WebhookURL, WebhookSecret: out.WebhookSecret, CreatedAt: now, UpdatedAt: now,
 	}
-	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		// Locked, so that apps created at once are counted one after another.
 		if err := store.LockAccount(ctx, tx, in.AccountID); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
@@ -317,7 +335,7 @@ func (s *Service) UpdateApp(ctx context.Context, id int64, up AppUpdate) (*store
 	}
 	now := s.Now().UTC()
 	var app *store.App
-	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		app, err = s.app(ctx, tx, id)
 		if err != nil {
 			return err
@@ -387,7 +405,7 @@ func (s *Service) SetAppStatus(ctx context.Context, id int64, status string) err
 			Message: fmt.Sprintf("status %q is not one of active, suspended", status),
 			Details: apperr.Details{"status": {fmt.Sprintf("%q is not one of active, suspended", status)}}}
 	}
-	return s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		app, err := s.app(ctx, tx, id)
 		if err != nil {
 			return err
@@ -406,7 +424,7 @@ func (s *Service) SetAppStatus(ctx context.Context, id int64, status string) err
 // Errors: not_found.
 func (s *Service) SetTicketEmails(ctx context.Context, id int64, on bool) (*store.App, error) {
 	var out *store.App
-	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		app, err := s.app(ctx, tx, id)
 		if err != nil {
 			return err
@@ -478,7 +496,7 @@ func (s *Service) RotateKey(ctx context.Context, appID int64, env string) (strin
 		return "", err
 	}
 	var key string
-	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		app, err := s.app(ctx, tx, appID)
 		if err != nil {
 			return err
@@ -502,7 +520,7 @@ func (s *Service) RevokeKey(ctx context.Context, appID int64, env string) error 
 	if err := auth.CheckEnv(env); err != nil {
 		return err
 	}
-	return s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		app, err := s.app(ctx, tx, appID)
 		if err != nil {
 			return err
@@ -525,7 +543,7 @@ func (s *Service) RevokeKey(ctx context.Context, appID int64, env string) error 
 // Errors: not_found.
 func (s *Service) RotateWebhookSecret(ctx context.Context, appID int64) (string, error) {
 	secret := newWebhookSecret()
-	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		app, err := s.app(ctx, tx, appID)
 		if err != nil {
 			return err

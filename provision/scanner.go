@@ -66,6 +66,7 @@ func (s *Service) ListScanners(ctx context.Context, eventID int64) ([]store.Scan
 // Errors: not_found.
 func (s *Service) RevokeScanner(ctx context.Context, id int64) (*store.Scanner, error) {
 	sc, err := store.RevokeScanner(ctx, s.DB, id, s.Now().UTC())
+	s.changed()
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, notFound("scanner %d does not exist", id)
 	}

@@ -11,7 +11,7 @@ import (
 
 // Versions reports the catalog's version: a number that changes whenever
 // the catalog may have changed, and ok false when nobody can tell
-// (store.CatalogWatch).
+// (store.NewCatalogWatch).
 type Versions interface {
 	Version(ctx context.Context) (version uint64, ok bool)
 }

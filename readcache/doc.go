@@ -3,6 +3,17 @@
 // GraphQL layer (graph) keeps only parsed documents and persisted-query
 // texts, which are the client's input, not data.
 //
+// Two kinds of data are kept: the published catalog (Cache, and
+// CheckoutCatalog, checkout's view of it), and the tenants (Tenants: what
+// authentication read of a key, its app and its account, and an app's
+// redirect allowlist), each valid until its own tables change. The rest
+// of this comment is about the catalog; Tenants' rules are the same with
+// store.NewTenantWatch for the version, plus one: a process that changes a
+// tenant through its provision service moves its own version at once
+// (store.Watch.Changed), so the change is seen there on the very next
+// request, and on other instances when the NOTIFY arrives (TestKeyCache-
+// TwoInstances: a few milliseconds). Unknown keys are never kept.
+//
 // What it may cache: the published catalog (events, dates, venues, ticket
 // fields other than stock, event pages and the bytes the REST adapter
 // wrote for them) and GraphQL answers whose every field reads the catalog.
@@ -26,7 +37,7 @@
 // texts cost nothing.
 //
 // Invalidation: a generation of the cache lives while the catalog's
-// version is unchanged (store.CatalogWatch: a NOTIFY from the process that
+// version is unchanged (store.Watch: a NOTIFY from the process that
 // imported, on PostgreSQL; a version row read per request on SQLite) and
 // until the next active date ends, which is the only way time changes a
 // listing. A value read before a change is never kept after it (Token).

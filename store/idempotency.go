@@ -104,3 +104,37 @@ func PurgeIdempotencyRecords(ctx context.Context, db bun.IDB, now time.Time) (in
 	}
 	return res.RowsAffected()
 }
+
+// SaveIdempotencyRecord stores r, a finished request's record, in one
+// statement unless its (app, environment, key) is taken, and reports
+// whether it did. On PostgreSQL the statement first takes lock, a
+// transaction-level advisory lock of the key, without waiting: a key
+// whose first request is still in its transaction reads as taken at
+// once, instead of this statement waiting on that transaction's unique
+// index entry. db is usually the transaction that made the request's
+// changes, which then holds the lock until it ends.
+func SaveIdempotencyRecord(ctx context.Context, db bun.IDB, pg bool, r *IdempotencyRecord, lock int64) (bool, error) {
+	guard := ""
+	args := []any{r.AppID, r.Environment, r.Key, r.Fingerprint, r.State, r.Owner, r.LockedUntil, r.Response, r.CreatedAt, r.ExpiresAt}
+	if pg {
+		guard = " WHERE pg_try_advisory_xact_lock(?)"
+		args = append(args, lock)
+	}
+	res, err := db.ExecContext(ctx, `INSERT INTO idempotency_keys
+		(app_id, environment, key, fingerprint, state, owner, locked_until, response, created_at, expires_at)
+		SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`+guard+`
+		ON CONFLICT (app_id, environment, key) DO NOTHING`, args...)
+	if err != nil {
+		return false, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// DeleteStaleIdempotencyClaim removes one in-progress record whose lock ran
+// out at now (its request died), so the key can be used again.
+func DeleteStaleIdempotencyClaim(ctx context.Context, db bun.IDB, id int64, now time.Time) error {
+	_, err := db.NewDelete().Model((*IdempotencyRecord)(nil)).
+		Where("id = ?", id).Where("state = ?", IdempotencyInProgress).Where("locked_until <= ?", now).Exec(ctx)
+	return translate(err)
+}

@@ -16,10 +16,10 @@ import (
 // order the listener LISTENs to them. The catalog channel comes last: its
 // LISTEN is the statement pg_stat_activity shows for the connection, by
 // which tests and operators find the listener.
-var listenChannels = []string{LiveChannel, WebhookEventsChannel, CatalogChannel}
+var listenChannels = []string{LiveChannel, WebhookEventsChannel, TenantChannel, CatalogChannel}
 
 // Listener is the process's one PostgreSQL LISTEN connection. It listens
-// to every channel the service's triggers notify (CatalogChannel,
+// to every channel the service's triggers notify (CatalogChannel, TenantChannel,
 // LiveChannel, WebhookEventsChannel) and hands each notification, from one
 // goroutine, to the subscribers of its channel, so a process holds one
 // connection however many caches, hubs and streams follow changes. It

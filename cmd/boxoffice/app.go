@@ -158,7 +158,12 @@ type Main struct {
 	// by the catalog watch, Live and the webhook event streams.
 	Listener *store.Listener
 	// CatalogWatch tells the catalog cache when the catalog changed.
-	CatalogWatch *store.CatalogWatch
+	CatalogWatch *store.Watch
+	// TenantWatch tells Tenants when accounts, apps, keys or scanners
+	// changed.
+	TenantWatch *store.Watch
+	// Tenants keeps key lookups and apps between those changes.
+	Tenants *readcache.Tenants
 	// Live fans order and stock changes out to GraphQL subscriptions.
 	Live *live.Hub
 	// Mailbox is the development mailbox, shown at /mail on the admin
@@ -205,11 +210,13 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Catalog = &catalog.Service{DB: db, Now: now}
 	m.ReadCache = readcache.NewCache(db, m.CatalogWatch, now, readcache.DefaultCacheBudget)
 	m.Live = live.New(db, m.Listener, cfg.Live, log)
-	m.Auth = &auth.Authenticator{DB: db}
+	m.TenantWatch = store.NewTenantWatch(db, m.Listener)
+	m.Tenants = readcache.NewTenants(m.TenantWatch, readcache.DefaultTenantEntries)
+	m.Auth = &auth.Authenticator{DB: db, Cache: m.Tenants}
 	m.Mailbox = &mail.Mailbox{DB: db, Now: now}
 	m.Admission = &admission.Gate{Auth: m.Auth, Limits: m.Limits}
 	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks, Password: cfg.Password,
-		MaxAppsPerAccount: cfg.MaxAppsPerAccount}
+		MaxAppsPerAccount: cfg.MaxAppsPerAccount, Changed: m.TenantWatch.Changed}
 	m.Idempotency = &idempotency.Service{DB: db, Now: now}
 	m.Webhooks = &webhook.Service{DB: db, Now: now, Log: log, Client: webhook.NewClient(cfg.AllowPrivateWebhooks),
 		AllowPrivate: cfg.AllowPrivateWebhooks, Observe: m.Metrics.Webhook,
@@ -241,7 +248,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 		LiveFreeDisabled: cfg.LiveFreeDisabled,
 	}, Throttle: func(ctx context.Context, c checkout.Caller) error {
 		return m.Admission.Checkout(ctx, c.AccountID, c.AppID, c.Environment)
-	}, Observe: m.Metrics.Checkout}
+	}, Observe: m.Metrics.Checkout, Catalog: readcache.CheckoutCatalog{DB: db}, Tenants: m.Tenants}
 	if m.devPay != nil {
 		m.devPay.Confirm = func(ctx context.Context, st *payments.Status) error {
 			_, err := m.Checkout.ConfirmPayment(ctx, st)

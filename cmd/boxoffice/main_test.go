@@ -90,6 +90,30 @@ func (tb *testBundle) changeCatalog(t testing.TB, write func()) {
 	})
 }
 
+// keyStatements is what an admitted request spends on its key once the
+// key was seen: nothing on PostgreSQL (the tenant cache, invalidated by
+// NOTIFY), one read of the tenant tables' version on SQLite.
+func keyStatements(db *store.DB) int {
+	if db.Postgres() {
+		return 0
+	}
+	return 1
+}
+
+// changeTenants runs write, a change to accounts, apps, keys or scanners
+// made outside the server's provision service (which tells its watch at
+// once), and waits until the server's tenant watch has seen it.
+func (tb *testBundle) changeTenants(t testing.TB, write func()) {
+	t.Helper()
+	ctx := context.Background()
+	before, _ := tb.m.TenantWatch.Version(ctx)
+	write()
+	waitFor(t, 10*time.Second, "the tenant watch to see the change", func() bool {
+		v, ok := tb.m.TenantWatch.Version(ctx)
+		return ok && v != before
+	})
+}
+
 // catalogWatched waits until the catalog watch can tell changes, so reads
 // from then on are kept by the catalog cache.
 func (tb *testBundle) catalogWatched(t testing.TB) {

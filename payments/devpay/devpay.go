@@ -22,6 +22,7 @@ import (
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/webpage"
 	"github.com/go-chi/chi/v5"
+	"github.com/uptrace/bun"
 )
 
 // Warning is what serve logs at start-up while this provider is in use.
@@ -50,8 +51,14 @@ func (p *Provider) Name() string { return "dev" }
 // Create implements payments.Provider. Errors wrap payments.ErrUnavailable
 // when the payment cannot be stored.
 func (p *Provider) Create(ctx context.Context, r payments.Request) (*payments.Payment, error) {
+	return p.CreateTx(ctx, p.db, r)
+}
+
+// CreateTx implements payments.InTx: the payment is a row of the service's
+// own database, written in db, the order's transaction.
+func (p *Provider) CreateTx(ctx context.Context, db bun.IDB, r payments.Request) (*payments.Payment, error) {
 	now := p.now()
-	err := store.InsertDevPayment(ctx, p.db, &store.DevPayment{Reference: r.Reference, Amount: r.Amount, Currency: r.Currency,
+	err := store.InsertDevPayment(ctx, db, &store.DevPayment{Reference: r.Reference, Amount: r.Amount, Currency: r.Currency,
 		CallbackURL: r.CallbackURL, State: string(payments.Pending), CreatedAt: now, UpdatedAt: now})
 	if err != nil {
 		return nil, fmt.Errorf("devpay: storing payment %s: %w: %w", r.Reference, payments.ErrUnavailable, err)
