@@ -57,12 +57,12 @@ func (g *Gate) Middleware(keys func(*http.Request) Keys, fail func(http.Response
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx := ratelimit.WithHeaders(r.Context(), w.Header())
-			r = r.WithContext(ctx)
 			p, err := g.admit(ctx, r.Header.Get(auth.Header), keys(r))
 			if err != nil {
-				fail(w, r, err)
+				fail(w, r.WithContext(ctx), err)
 				return
 			}
+			// One copy of the request, not one per context value.
 			next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(ctx, p)))
 		})
 	}

@@ -171,10 +171,22 @@ type ctxKey struct{}
 // For returns the loaders of the request ctx belongs to. A context without
 // them is a wiring mistake (a handler outside Middleware) and panics.
 func For(ctx context.Context) *Loaders {
-	if l, ok := ctx.Value(ctxKey{}).(*Loaders); ok {
+	switch l := ctx.Value(ctxKey{}).(type) {
+	case *Loaders:
 		return l
+	case *lazy:
+		l.once.Do(func() { l.l = New(l.c) })
+		return l.l
 	}
 	panic("loaders: context has no loaders; wrap the handler with loaders.Middleware")
+}
+
+// lazy makes a request's loaders at their first use: most REST requests
+// (a cached page, a checkout) never use them.
+type lazy struct {
+	c    *catalog.Service
+	once sync.Once
+	l    *Loaders
 }
 
 // WithLoaders returns a context carrying l.
@@ -187,7 +199,7 @@ func WithLoaders(ctx context.Context, l *Loaders) context.Context {
 func Middleware(c *catalog.Service) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(WithLoaders(r.Context(), New(c))))
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, &lazy{c: c})))
 		})
 	}
 }
