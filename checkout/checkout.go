@@ -435,6 +435,21 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, a *attempt)
 		}
 	}
 
+	if c.Live() && !k.free() && inTx != nil {
+		// The flash-sale path: held stock and an in-database payment,
+		// written with the other creates of these tickets (groupCommit).
+		var sess *Session
+		err := batchesOf(s.DB).do(ctx, s.DB, lineKey(req), func(ctx context.Context, tx bun.Tx) error {
+			var err error
+			sess, err = s.writeHeld(ctx, tx, inTx, req, k, order, items, a, now)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return sess, nil
+	}
+
 	// The rows every checkout of a ticket contends for (its stock, and for
 	// live free carts the daily counters) are taken last, just before the
 	// commit: each holds its row lock until then, so concurrent checkouts of
@@ -442,11 +457,6 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, a *attempt)
 	// as well. A refusal rolls back everything before it.
 	var sess *Session
 	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if c.Live() && !k.free() && inTx != nil {
-			if err := s.createPaymentTx(ctx, tx, inTx, k, req, order); err != nil {
-				return err
-			}
-		}
 		sess = s.session(order)
 		body, _ := json.Marshal(outcome{Session: sess, Currency: sess.Currency})
 		// The answer first: a key that already has one ends the
@@ -476,6 +486,60 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, a *attempt)
 		return s.takeStock(ctx, tx, c, req, k, now)
 	})
 	if err != nil {
+		return nil, err
+	}
+	return sess, nil
+}
+
+// writeHeld writes a live paid order with a payment kept in the database,
+// in tx, a transaction it may share with other creates of the same tickets
+// (groupCommit): it holds the stock first (the batch holds the rows until
+// its commit anyway), then writes the answer, the payment and the order.
+// On a refusal it undoes its own holds, so tx can go on with the others.
+// Errors: sold_out, idempotency.ErrTaken, payment_gateway_unavailable, and
+// the database's.
+func (s *Service) writeHeld(ctx context.Context, tx bun.Tx, p payments.InTx, req *request, k *cart, order *store.Order,
+	items []store.OrderItem, a *attempt, now time.Time) (*Session, error) {
+	qty := make(map[int64]int64, len(req.Items))
+	for _, it := range req.Items {
+		qty[it.TicketID] = it.Quantity
+	}
+	ids := make([]int64, 0, len(qty))
+	for id := range qty {
+		ids = append(ids, id)
+	}
+	sortIDs(ids)
+	var held []int64
+	undo := func(refusal error) error {
+		for _, id := range held {
+			if err := store.SettleStock(ctx, tx, id, qty[id], false, now); err != nil {
+				return err
+			}
+		}
+		return refusal
+	}
+	for _, id := range ids {
+		ok, err := store.HoldStock(ctx, tx, id, qty[id], false, now)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, undo(soldOut(id))
+		}
+		held = append(held, id)
+	}
+	if err := s.createPaymentTx(ctx, tx, p, k, req, order); err != nil {
+		return nil, err
+	}
+	sess := s.session(order)
+	body, _ := json.Marshal(outcome{Session: sess, Currency: sess.Currency})
+	if err := s.save(ctx, tx, a, body); err != nil {
+		if errors.Is(err, idempotency.ErrTaken) {
+			return nil, undo(err)
+		}
+		return nil, err
+	}
+	if err := store.InsertOrder(ctx, tx, order, items); err != nil {
 		return nil, err
 	}
 	return sess, nil

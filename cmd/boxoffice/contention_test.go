@@ -102,3 +102,93 @@ func TestCheckoutContention(t *testing.T) {
 		})
 	})
 }
+
+// TestFlashSaleTwoInstances: 120 live checkouts of a ticket with 40 left,
+// at once, through two instances on one database, ten of them sent twice
+// with the same key: exactly 40 orders hold exactly 40 tickets, every
+// other answer is sold_out (saved: the same key gets it again) or, for a
+// key's twin, the same order or idempotency_in_progress. Concurrent
+// creates of one ticket share transactions (checkout's group commit), so
+// one refusal in a batch must not undo or leak into the others.
+func TestFlashSaleTwoInstances(t *testing.T) {
+	for _, kind := range storetest.Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			rawURL := storetest.FreshURL(t, kind)
+			a := setup(t, storetest.OpenURL(t, rawURL))
+			b := a.peer(t, rawURL)
+			ctx := context.Background()
+			now := time.Now().UTC()
+			str := func(s string) *string { return &s }
+			qty := int64(140)
+			res, err := catalog.Import(ctx, a.db, &catalog.File{
+				Venues: []catalog.VenueSpec{{Reference: "fs-v", Name: "Flash Hall", Slug: "flash-hall"}},
+				Events: []catalog.EventSpec{{Reference: "FLASH", Name: "Flash sale", Slug: "flash-sale", Published: true,
+					Dates: []catalog.DateSpec{{Reference: "FLASH-1", Venue: str("fs-v"),
+						Start: now.Add(48 * time.Hour).Format(time.RFC3339), End: now.Add(50 * time.Hour).Format(time.RFC3339),
+						Tickets: []catalog.TicketSpec{{Reference: "FLASH-T", Name: "Seat", Price: str("50.00"), Currency: "GHS",
+							Quantity: &qty, Sold: 100}}}}}},
+			}, now)
+			require.NoError(t, err)
+			body := map[string]any{
+				"event_id": res.Events["FLASH"], "eventdate_id": res.EventDates["FLASH-1"],
+				"items":       []any{map[string]any{"ticket_id": res.Tickets["FLASH-T"], "quantity": 1}},
+				"customer":    map[string]any{"name": "Fan", "email": "fan@example.com", "phone": "0241234567"},
+				"success_url": "https://partner.example/ok", "cancel_url": "https://partner.example/no",
+			}
+			const n = 120
+			key := func(i int) string {
+				if i >= n-10 {
+					return fmt.Sprintf("flash-%d", i-10) // the twin of one of the ten before
+				}
+				return fmt.Sprintf("flash-%d", i)
+			}
+			answers := race(n, func(i int) *response {
+				via := a
+				if i%2 == 1 {
+					via = b
+				}
+				return via.checkout(t, a.liveKey, key(i), body)
+			})
+			refs := map[string]string{} // order reference → key
+			soldOut := map[string]bool{}
+			for i, ans := range answers {
+				switch {
+				case ans.Status == http.StatusCreated:
+					ref := ans.data()["order_reference"].(string)
+					if k, seen := refs[ref]; seen {
+						require.Equal(t, key(i), k, "one order, two keys")
+					}
+					refs[ref] = key(i)
+				case ans.Status == http.StatusConflict && ans.errorCode() == "sold_out":
+					soldOut[key(i)] = true
+				case ans.Status == http.StatusConflict && ans.errorCode() == "idempotency_in_progress":
+					require.GreaterOrEqual(t, i, n-20, "only a twin can find its key in progress: %s", key(i))
+				default:
+					t.Fatalf("answer %d: %d %s", i, ans.Status, ans.Raw)
+				}
+			}
+			require.Len(t, refs, 40, "exactly the 40 left are sold")
+			keys := map[string]bool{}
+			for _, k := range refs {
+				keys[k] = true
+			}
+			for k := range soldOut {
+				require.False(t, keys[k], "key %s got an order and sold_out", k)
+			}
+			var tk store.Ticket
+			require.NoError(t, a.db.NewSelect().Model(&tk).Where("id = ?", res.Tickets["FLASH-T"]).Scan(ctx))
+			require.Equal(t, int64(40), tk.Held, "held is exactly what the orders hold")
+			require.Zero(t, catalog.Available(tk.Stock()))
+			orders, err := a.db.NewSelect().Model((*store.Order)(nil)).Where("event_id = ?", res.Events["FLASH"]).Count(ctx)
+			require.NoError(t, err)
+			require.Equal(t, int64(40), int64(orders))
+			// A refusal is saved: the same key gets it again, from either instance.
+			for k := range soldOut {
+				again := b.checkout(t, a.liveKey, k, body)
+				require.Equal(t, "sold_out", again.errorCode(), "%s", again.Raw)
+				require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+				break
+			}
+		})
+	}
+}
