@@ -74,7 +74,9 @@ type statementLog struct {
 	on    bool
 }
 
-func (l *statementLog) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
+func (l *statementLog) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+	return ctx
+}
 
 func (l *statementLog) AfterQuery(_ context.Context, e *bun.QueryEvent) {
 	l.mu.Lock()
