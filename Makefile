@@ -14,8 +14,8 @@ help: ## list the targets
 run: build ## build, migrate ./data/boxoffice.db, seed the demo on first start, serve on :8080 (development payments)
 	PAYMENT_PROVIDER=$${PAYMENT_PROVIDER:-dev} ./$(BIN) serve --demo
 
-build: ## build the boxoffice binary into bin/
-	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/boxoffice
+build: ## build the boxoffice binary into bin/ (a first build says what it downloads and compiles)
+	@GO=$(GO) ./scripts/build.sh $(BIN)
 
 test: lint ## vet, gofmt and the whole suite with the race detector (PostgreSQL too when TEST_DATABASE_URL is set)
 	$(GO) test -race -count=1 -timeout 30m ./...
