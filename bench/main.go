@@ -363,13 +363,16 @@ func step(format string, args ...any) {
 func measureRun(pid int, db string, warm, measured func() stats) stats {
 	warm()
 	self := os.Getpid()
-	srv0, pg0, me0, all0, t0 := procCPU(pid), pgBackendsCPU(db), procCPU(self), machineBusy(), time.Now()
+	pg := newPGTracker(db)
+	pg.Start()
+	srv0, me0, all0, t0 := procCPU(pid), procCPU(self), machineBusy(), time.Now()
 	s := measured()
-	srv1, pg1, me1, all1, wall := procCPU(pid), pgBackendsCPU(db), procCPU(self), machineBusy(), time.Since(t0)
+	srv1, me1, all1, wall := procCPU(pid), procCPU(self), machineBusy(), time.Since(t0)
+	pgUsed := pg.Stop()
 	n := time.Duration(max(s.requests, 1))
 	s.serverCPU = (srv1 - srv0) / n
-	s.pgCPU = (pg1 - pg0) / n
-	ours := (srv1 - srv0) + (pg1 - pg0) + (me1 - me0)
+	s.pgCPU = pgUsed / n
+	ours := (srv1 - srv0) + pgUsed + (me1 - me0)
 	s.otherCPU = max(float64(all1-all0-ours), 0) / float64(wall*time.Duration(runtime.NumCPU()))
 	s.hwm, _ = peakRSS(pid)
 	return s
