@@ -58,6 +58,10 @@ tps = 108.437483 (without initial connection time)
 	if r.tps != 108.437483 || r.txns != 1083 || r.failed != 0 || r.latency != time.Duration(295.101*float64(time.Millisecond)) {
 		t.Errorf("parsed %+v", r)
 	}
+	none := "duration: 1 s\nnumber of transactions actually processed: 0\nnumber of failed transactions: 0 (NaN%)\n"
+	if r, err := parsePgbench(none); err != nil || r.tps != 0 || r.txns != 0 {
+		t.Errorf("no transaction finished: %+v %v, want 0 tps", r, err)
+	}
 	if _, err := parsePgbench("pgbench: error: connection failed"); err == nil {
 		t.Error("no tps: want an error")
 	}
