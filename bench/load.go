@@ -25,6 +25,9 @@ type endpoint struct {
 	// graphql: an answer with an "errors" key anywhere in its body is an
 	// error too, whatever its status (gqlErrorsTransport).
 	graphql bool
+	// mustContain, when set, must be in the first 512 bytes of every
+	// answer (what vegeta keeps), or it counts as an error.
+	mustContain []byte
 	// target fills the i-th request (called concurrently).
 	target func(i uint64, t *vegeta.Target)
 }
@@ -46,21 +49,22 @@ func (e endpoint) targeter() vegeta.Targeter {
 
 // stats summarises one load run.
 type stats struct {
-	requests  int
-	errors    int            // answers other than want, and transport errors
-	codes     map[string]int // what the errors were
-	duration  time.Duration
-	rps       float64
-	p50, p99  time.Duration
-	max       time.Duration
-	offered   float64 // open-loop runs: the rate asked for
-	workers   int     // closed-loop runs: concurrent workers
-	firstErr  string
-	bytesRecv uint64
-	serverCPU time.Duration // per request: the boxoffice process
-	pgCPU     time.Duration // per request: PostgreSQL backends of the bench database
-	hwm       int64         // the server's VmHWM after the run
-	otherCPU  float64       // share of the machine's CPU other processes used during the run
+	requests   int
+	errors     int            // answers other than want, and transport errors
+	codes      map[string]int // what the errors were
+	duration   time.Duration
+	rps        float64
+	p50, p99   time.Duration
+	max        time.Duration
+	offered    float64 // open-loop runs: the rate asked for
+	workers    int     // closed-loop runs: concurrent workers
+	firstErr   string
+	bytesRecv  uint64
+	serverCPU  time.Duration // per request: the boxoffice process
+	pgCPU      time.Duration // per request: PostgreSQL backends of the bench database
+	pgBackends int           // how many backends of the database were seen
+	hwm        int64         // the server's VmHWM after the run
+	otherCPU   float64       // share of the machine's CPU other processes used during the run
 }
 
 // closedLoop runs `workers` concurrent workers, each sending its next
@@ -116,7 +120,8 @@ func run(e endpoint, p vegeta.Pacer, workers, maxWorkers int, d time.Duration) s
 		lat = append(lat, r.Latency)
 		s.bytesRecv += r.BytesIn
 		gqlErr := r.Headers.Get(gqlErrorsHeader) != ""
-		if int(r.Code) != e.want || (r.Error != "" && r.Code == 0) || gqlErr {
+		missing := e.mustContain != nil && int(r.Code) == e.want && !bytes.Contains(r.Body, e.mustContain)
+		if int(r.Code) != e.want || (r.Error != "" && r.Code == 0) || gqlErr || missing {
 			s.errors++
 			key := fmt.Sprintf("%d", r.Code)
 			switch {
@@ -124,6 +129,8 @@ func run(e endpoint, p vegeta.Pacer, workers, maxWorkers int, d time.Duration) s
 				key = r.Error
 			case gqlErr:
 				key += " with GraphQL errors"
+			case missing:
+				key += " without " + string(e.mustContain)
 			}
 			s.codes[key]++
 			if s.firstErr == "" {

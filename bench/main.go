@@ -1,29 +1,36 @@
 // Command bench is Boxoffice's end-to-end benchmark (`make bench`).
 //
-// It creates a fresh PostgreSQL database (boxoffice_bench), builds the real
-// binary, migrates, imports a generated catalog of 1,000 events × 3 dates ×
-// 4 tickets, creates an app, runs `boxoffice serve` with rate limits far
-// above the load, and drives it with vegeta used as a library: catalog
-// reads, a nested GraphQL query over 50 events and live checkout creation.
-// A bare net/http handler serving the same bytes as the catalog response is
-// driven identically in the same run, as the ceiling of this machine. SQL
-// statements per request are counted by a PostgreSQL wire-protocol proxy in
-// front of a second server instance (pgcount.go). The table goes to stdout
-// and to bench/results.md; the server is stopped with SIGTERM and the
-// database dropped.
+// It builds two binaries, the current tree and a baseline commit
+// (BENCH_BASELINE, default 2ec159f, built once from `git archive` into
+// bench/.baseline/), seeds a template database with each (1,000 events × 3
+// dates × 4 tickets, an account and an app), and copies a template afresh
+// for every run that writes: the hot-ticket live checkout create runs on
+// each binary in turn (A/B/A/B, BENCH_ROUNDS times each) beside pgbench
+// running the least a create must write (the physical limit); the other
+// rows run round after round on one server of the current tree (catalog
+// reads, GraphQL, checkouts, door scans beside checkouts); a flash sale
+// drives the hot ticket for BENCH_SALE_DURATION; order sync pages are
+// timed over BENCH_ORDERS orders. Load comes from vegeta used as a library;
+// SQL statements per request are counted by a PostgreSQL wire-protocol
+// proxy in front of a second server instance (pgcount.go); CPU comes from
+// /proc (proc.go). The table goes to stdout and to bench/results.md; the
+// servers are stopped with SIGTERM and the databases dropped.
 //
 // Environment: BENCH_DATABASE_URL (admin connection, default
-// postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable),
-// BENCH_CONCURRENCY (closed-loop workers, default 32), BENCH_DURATION
-// (per endpoint, default 10s), BENCH_WARMUP (default 2s), BENCH_GOBENCH=0
-// to skip the testing.B hot-path benchmarks, BENCH_KEEP_DB=1 to keep the
-// database afterwards, BENCH_PERF=1 to also record the server with perf
-// under each endpoint's load (after the measured runs) and list its top
+// postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable), BENCH_DB
+// (the name every database of the run begins with, default
+// boxoffice_bench), BENCH_CONCURRENCY (closed-loop workers, default 32),
+// BENCH_DURATION (per run, default 10s), BENCH_WARMUP (default 2s),
+// BENCH_ROUNDS (runs of each row, default 3), BENCH_SALE_DURATION (default
+// 5m), BENCH_ORDERS (default 1000000), BENCH_BASELINE (default 2ec159f),
+// BENCH_GOBENCH=0 to skip the testing.B hot-path benchmarks,
+// BENCH_KEEP_DB=1 to keep the databases afterwards, BENCH_PERF=1 to also
+// record the server with perf under each endpoint's load and list its top
 // symbols.
 //
 // `go run . peers` (`make bench-peers`) instead compares Boxoffice with
 // PostGraphile 5 on the same catalog and the same GraphQL queries; see
-// peers.go.
+// peers.go. `go run . soak` is make soak (soak.go).
 package main
 
 import (
@@ -40,6 +47,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -63,6 +71,8 @@ const (
 	targetGraphQLNewCPU = 4 * time.Millisecond // server CPU per request
 	targetCheckoutRPS   = 300
 	targetPeakRSS       = 150_000_000 // bytes (150 MB)
+	// Issue 27: one commit per create and at most six statements.
+	targetCreateStatements = 6
 )
 
 // The small GraphQL query: one event and its dates, over every event id.
@@ -75,15 +85,20 @@ const nestedQuery = `query Nested($n: Int!) { events(perPage: $n) { nodes { id n
   pageInfo { total hasNext } } }`
 
 type config struct {
-	adminURL    string
-	concurrency int
-	duration    time.Duration
-	warmup      time.Duration
-	goBench     bool
-	keepDB      bool
-	perf        bool
-	root        string // the repository
-	dir         string // bench/
+	adminURL     string
+	db           string // BENCH_DB: the name every database of the run starts with
+	concurrency  int
+	duration     time.Duration
+	warmup       time.Duration
+	rounds       int           // BENCH_ROUNDS: runs of each row, interleaved
+	saleDuration time.Duration // BENCH_SALE_DURATION: the flash sale
+	orders       int           // BENCH_ORDERS: the order sync rows' orders
+	baseline     string        // BENCH_BASELINE: the commit of the A/B's other side
+	goBench      bool
+	keepDB       bool
+	perf         bool
+	root         string // the repository
+	dir          string // bench/
 }
 
 func main() {
@@ -105,23 +120,37 @@ func main() {
 	}
 }
 
+// dbName is a database name the bench may create and drop: lower-case
+// letters, digits and underscores, short enough for the suffixes added.
+var dbName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,47}$`)
+
 func loadConfig() (config, error) {
-	c := config{adminURL: cmp.Or(os.Getenv("BENCH_DATABASE_URL"), defaultAdminURL),
-		concurrency: 32, duration: 10 * time.Second, warmup: 2 * time.Second,
+	c := config{adminURL: cmp.Or(os.Getenv("BENCH_DATABASE_URL"), defaultAdminURL), db: cmp.Or(os.Getenv("BENCH_DB"), benchDB),
+		concurrency: 32, duration: 10 * time.Second, warmup: 2 * time.Second, rounds: 3, saleDuration: 5 * time.Minute,
+		orders: 1_000_000, baseline: cmp.Or(os.Getenv("BENCH_BASELINE"), defaultBaseline),
 		goBench: os.Getenv("BENCH_GOBENCH") != "0", keepDB: os.Getenv("BENCH_KEEP_DB") == "1",
 		perf: os.Getenv("BENCH_PERF") == "1"}
 	var err error
-	if v := os.Getenv("BENCH_CONCURRENCY"); v != "" {
-		if c.concurrency, err = strconv.Atoi(v); err != nil || c.concurrency < 1 {
-			return c, fmt.Errorf("BENCH_CONCURRENCY %q is not a positive integer", v)
+	if !dbName.MatchString(c.db) {
+		return c, fmt.Errorf("BENCH_DB %q: use lower-case letters, digits and underscores (at most 48)", c.db)
+	}
+	for name, p := range map[string]*int{"BENCH_CONCURRENCY": &c.concurrency, "BENCH_ROUNDS": &c.rounds, "BENCH_ORDERS": &c.orders} {
+		if v := os.Getenv(name); v != "" {
+			if *p, err = strconv.Atoi(strings.ReplaceAll(v, "_", "")); err != nil || *p < 1 {
+				return c, fmt.Errorf("%s %q is not a positive integer", name, v)
+			}
 		}
 	}
-	for name, p := range map[string]*time.Duration{"BENCH_DURATION": &c.duration, "BENCH_WARMUP": &c.warmup} {
+	for name, p := range map[string]*time.Duration{"BENCH_DURATION": &c.duration, "BENCH_WARMUP": &c.warmup,
+		"BENCH_SALE_DURATION": &c.saleDuration} {
 		if v := os.Getenv(name); v != "" {
 			if *p, err = time.ParseDuration(v); err != nil {
 				return c, fmt.Errorf("%s: %w", name, err)
 			}
 		}
+	}
+	if c.saleDuration < saleWindows*time.Second {
+		return c, fmt.Errorf("BENCH_SALE_DURATION %s: at least %ds (it is measured in %d windows)", c.saleDuration, saleWindows, saleWindows)
 	}
 	// Run from the repository (go run ./bench) or from bench/ (cd bench && go run .).
 	wd, _ := os.Getwd()
@@ -138,73 +167,152 @@ func loadConfig() (config, error) {
 	return c, nil
 }
 
+// short reports whether the run is shorter than the defaults, so that its
+// figures are provisional.
+func (c config) short() bool {
+	return c.duration < 10*time.Second || c.rounds < 3 || c.saleDuration < 5*time.Minute || c.orders < 1_000_000
+}
+
 // result is everything the report shows.
 type result struct {
-	cfg        config
-	started    time.Time
-	pgVersion  string
-	cpuModel   string
-	closed     map[string]stats // by endpoint name
-	open       map[string]stats
-	statements map[string]countResult
-	oversell   oversellResult
-	peakRSS    int64
-	stopErr    error
-	goBench    string
-	bodySizes  map[string]int
-	profiles   []profile
-	loadBefore string // load average before and after, showing other work on the machine
-	loadAfter  string
+	cfg          config
+	started      time.Time
+	pgVersion    string
+	cpuModel     string
+	baselineHash string
+	closed       map[string]series // by endpoint name, one stats per round
+	open         map[string]series
+	statements   map[string]countResult // the current side's
+	baseCount    countResult            // the baseline's hot-ticket create
+	ab           map[string][]abRun     // by side name
+	pgb          []pgbenchRun
+	door         doorResult
+	sale         saleResult
+	sync         syncResult
+	oversell     oversellResult
+	peakRSS      int64
+	stopErr      error
+	goBench      string
+	bodySizes    map[string]int
+	profiles     []profile
+	loadBefore   string // load average before and after, showing other work on the machine
+	loadAfter    string
+	phases       []phase
+}
+
+// phase is one part of the run with the load average before and after it.
+type phase struct{ name, before, after string }
+
+// begin records the load average as a phase starts; the returned func
+// records it at its end.
+func (r *result) begin(name string) func() {
+	i := len(r.phases)
+	r.phases = append(r.phases, phase{name: name, before: loadAvg()})
+	return func() { r.phases[i].after = loadAvg() }
 }
 
 // profile is the perf top list of the server under one endpoint's load.
 type profile struct{ name, file, top string }
 
-// Endpoint names, in report order.
+// Endpoint names, in report order. The two GraphQL rows that send the same
+// query text every request are answered by the response cache once it has
+// seen a text (and, for the small one, an id): they measure that cache.
 const (
 	epBaseline = "bare net/http (same bytes as GET /events?per_page=100)"
 	epEvents   = "GET /api/v1/events?per_page=100"
 	epTickets  = "GET /api/v1/event-dates/{id}/tickets"
-	epGraphQLS = "POST /graphql event(id)→dates (small; over 1,000 event ids)"
-	epGraphQL  = "POST /graphql events(perPage: 50)→dates→tickets"
-	epGraphQLN = "POST /graphql, the same query, a new text each request (no response cache)"
+	epGraphQLS = "response-cache row: POST /graphql event(id)→dates (small, the same text over 1,000 event ids)"
+	epGraphQL  = "response-cache row: POST /graphql events(perPage: 50)→dates→tickets (the same text each request)"
+	epGraphQLN = "POST /graphql, the same nested query, a new text each request (the response cache never answers)"
 	epCheckout = "POST /api/v1/checkout-sessions (live, paid, one hot ticket)"
 	epSpread   = "POST /api/v1/checkout-sessions (live, paid, over 1,000 events)"
 )
 
-// loadOrder is the order of the closed-loop runs and of the report.
+// loadOrder is every endpoint: statements are counted for each.
 var loadOrder = []string{epBaseline, epEvents, epTickets, epGraphQLS, epGraphQL, epGraphQLN, epCheckout, epSpread}
+
+// epScan is the door's scan: its statements are counted with the others'.
+const epScan = "POST /api/v1/check-ins (door scan, admitted)"
+
+// countOrder is every endpoint whose statements are counted.
+var countOrder = append(slices.Clone(loadOrder[1:]), epScan)
+
+// rowsOrder is the closed-loop rows run on one server, round after round;
+// the hot-ticket create runs in the A/B instead, on a fresh server and
+// database per run.
+var rowsOrder = []string{epBaseline, epEvents, epTickets, epGraphQLS, epGraphQL, epGraphQLN, epSpread}
 
 func benchMain(ctx context.Context) (err error) {
 	cfg, err := loadConfig()
 	if err != nil {
 		return err
 	}
-	res := &result{cfg: cfg, started: time.Now(), closed: map[string]stats{}, open: map[string]stats{},
-		statements: map[string]countResult{}, bodySizes: map[string]int{}}
-	bin, dbURL, drop, err := prepareRun(ctx, cfg.dir, cfg.root, cfg.adminURL, benchDB, cfg.keepDB)
+	pgbench, err := exec.LookPath("pgbench")
 	if err != nil {
-		return err
+		return errNoPgbench
 	}
-	defer joinErr(&err, drop)
-	binDir := filepath.Dir(bin)
-	res.pgVersion = pgVersion(ctx, dbURL)
+	res := &result{cfg: cfg, started: time.Now(), closed: map[string]series{}, open: map[string]series{},
+		statements: map[string]countResult{}, bodySizes: map[string]int{}, ab: map[string][]abRun{}}
 	res.cpuModel = cpuModel()
+	res.loadBefore = loadAvg()
+	binDir := filepath.Join(cfg.dir, ".bin")
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		return err
+	}
 
-	step("migrating and importing %d events × %d dates × %d tickets", nEvents, datesPerEvent, ticketsPerDate)
-	t0 := time.Now()
-	sd, err := seed(ctx, bin, binDir, dbURL)
+	// The two binaries, and a template database seeded by each.
+	done := res.begin("building and seeding")
+	bin := filepath.Join(binDir, "boxoffice")
+	step("building %s (the current tree)", bin)
+	if err := buildBinary(ctx, cfg.root, bin); err != nil {
+		return err
+	}
+	baseBin, hash, err := baselineBinary(ctx, cfg.root, cfg.dir, cfg.baseline)
 	if err != nil {
 		return err
 	}
-	step("seeded in %s", time.Since(t0).Round(time.Millisecond))
-	// Statistics, as autovacuum would gather shortly after a bulk import;
-	// without them the planner guesses (seq scans, hash joins).
-	if err := adminExec(ctx, dbURL, "ANALYZE"); err != nil {
+	res.baselineHash = hash
+	cur := &side{name: "current", label: "current tree", bin: bin, template: cfg.db + "_tpl_cur"}
+	base := &side{name: "baseline", label: cfg.baseline, bin: baseBin, template: cfg.db + "_tpl_base"}
+	var (
+		mainDB = cfg.db
+		abDB   = cfg.db + "_ab"
+		pgbDB  = cfg.db + "_pgb"
+		saleDB = cfg.db + "_sale"
+		syncDB = cfg.db + "_sync"
+	)
+	if !cfg.keepDB {
+		defer joinErr(&err, func() error {
+			for _, db := range []string{mainDB, abDB, pgbDB, saleDB, syncDB, cur.template, base.template} {
+				if err := dropBenchDB(context.Background(), cfg.adminURL, db); err != nil {
+					return err
+				}
+			}
+			step("dropped the databases %s and %s_*", cfg.db, cfg.db)
+			return nil
+		})
+	}
+	catalogPath, err := writeCatalog(binDir, time.Now())
+	if err != nil {
 		return err
 	}
+	step("%d events × %d dates × %d tickets, into both templates", nEvents, datesPerEvent, ticketsPerDate)
+	for _, sd := range []*side{cur, base} {
+		if err := prepareSide(ctx, cfg, sd, catalogPath); err != nil {
+			return err
+		}
+	}
+	dbURL, err := copyDB(ctx, cfg.adminURL, mainDB, cur.template)
+	if err != nil {
+		return err
+	}
+	res.pgVersion = pgVersion(ctx, dbURL)
+	sd := cur.sd
+	done()
 
-	// 1. SQL statements per request, through the counting proxy.
+	// 1. SQL statements per request, through the counting proxy: every
+	// endpoint on the current binary, the hot-ticket create on both.
+	done = res.begin("counting statements")
 	hostport, err := pgHostPort(dbURL)
 	if err != nil {
 		return err
@@ -213,14 +321,22 @@ func benchMain(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	step("counting SQL statements per request (server #1 behind the wire-protocol proxy)")
+	step("counting SQL statements per request (a server behind the wire-protocol proxy)")
 	counting, err := startServer(ctx, bin, withHost(dbURL, proxy.Addr()), filepath.Join(binDir, "server-count.log"), sd.testKey)
 	if err != nil {
 		proxy.Close()
 		return err
 	}
 	eps := endpoints(counting.base, sd)
-	for _, name := range loadOrder[1:] {
+	step("door: a test scanner key for %s and %d test tickets from free test carts", refDoorEvent, doorTickets)
+	door, err := makeDoorCodes(ctx, bin, dbURL, counting.base, sd)
+	if err != nil {
+		_ = counting.stop()
+		proxy.Close()
+		return err
+	}
+	eps[epScan] = door.endpoint(counting.base)
+	for _, name := range countOrder {
 		cr, err := countStatements(ctx, proxy, eps[name], 50)
 		if err != nil {
 			_ = counting.stop()
@@ -234,9 +350,50 @@ func benchMain(ctx context.Context) (err error) {
 		step("warning: %v", err)
 	}
 	proxy.Close()
+	if res.baseCount, err = countSide(ctx, cfg, base, abDB); err != nil {
+		return err
+	}
+	step("  %-55s %s statements/request (baseline %s)", epCheckout, res.baseCount.summary, cfg.baseline)
+	done()
 
-	// 2. Load, against a fresh server connected straight to PostgreSQL.
-	step("starting server #2 for the load runs")
+	// 2. The A/B: the hot-ticket create on each binary in turn, each run on
+	// a fresh copy of its seeded database and a fresh server, and pgbench's
+	// minimum create in the same rounds.
+	done = res.begin("A/B hot-ticket creates and pgbench")
+	script, err := writePgbenchScript(binDir, cur)
+	if err != nil {
+		return err
+	}
+	for r := range cfg.rounds {
+		for _, s := range []*side{cur, base} {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			step("A/B round %d/%d, %s (%s): %d workers, %s (+%s warm-up), hot-ticket live creates", r+1, cfg.rounds, s.name, s.label,
+				cfg.concurrency, cfg.duration, cfg.warmup)
+			run, err := abRound(ctx, cfg, s, abDB)
+			if err != nil {
+				return err
+			}
+			res.ab[s.name] = append(res.ab[s.name], run)
+			step("  %8.0f creates/s  p50 %-9s p99 %-9s errors %d  server CPU %s/create  PostgreSQL CPU %s/create; %s",
+				run.s.rps, ms(run.s.p50), ms(run.s.p99), run.s.errors, ms(run.s.serverCPU), ms(run.s.pgCPU), run.stock)
+		}
+		for _, clients := range pgbenchClients(cfg) {
+			step("A/B round %d/%d, pgbench: %d clients, one order INSERT + the hot row's conditional UPDATE, one commit", r+1, cfg.rounds, clients)
+			pr, err := pgbenchRound(ctx, cfg, pgbench, script, clients, cur, pgbDB)
+			if err != nil {
+				return err
+			}
+			res.pgb = append(res.pgb, pr)
+			step("  %8.0f tps  latency average %s  PostgreSQL CPU %s/transaction  failed %d; %s", pr.tps, ms(pr.latency), ms(pr.pgCPU), pr.failed, pr.stock)
+		}
+	}
+	done()
+
+	// 3. The other rows, on one server connected straight to PostgreSQL.
+	done = res.begin("rows on one server")
+	step("starting the server for the rows")
 	srv, err := startServer(ctx, bin, dbURL, filepath.Join(binDir, "server.log"), sd.testKey)
 	if err != nil {
 		return err
@@ -254,17 +411,17 @@ func benchMain(ctx context.Context) (err error) {
 		}
 		res.bodySizes[name] = n
 	}
-	baseline, stopBaseline, err := startBaseline(eps[epEvents])
+	bare, stopBare, err := startBaseline(eps[epEvents])
 	if err != nil {
 		return err
 	}
-	defer stopBaseline()
-	eps[epBaseline] = baseline
+	defer stopBare()
+	eps[epBaseline] = bare
 	res.bodySizes[epBaseline] = res.bodySizes[epEvents]
 
 	pid := srv.cmd.Process.Pid
 	measure := func(e endpoint, warm, measured func() stats) stats {
-		s := measureRun(pid, benchDB, warm, measured)
+		s := measureRun(pid, mainDB, warm, measured)
 		if e.name == "baseline" { // the bare handler runs in this process, not the server
 			s.serverCPU, s.pgCPU = 0, 0
 		}
@@ -278,36 +435,77 @@ func benchMain(ctx context.Context) (err error) {
 		}
 		return nil
 	}
-	res.loadBefore = loadAvg()
-	for _, name := range loadOrder {
-		if ctx.Err() != nil {
-			return ctx.Err()
+	for r := range cfg.rounds {
+		for _, name := range rowsOrder {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			e := eps[name]
+			step("round %d/%d, closed loop, %d workers, %s (+%s warm-up): %s", r+1, cfg.rounds, cfg.concurrency, cfg.duration, cfg.warmup, name)
+			s := measure(e, func() stats { return closedLoop(e, cfg.concurrency, 0, cfg.warmup) },
+				func() stats { return closedLoop(e, cfg.concurrency, 0, cfg.duration) })
+			res.closed[name] = append(res.closed[name], s)
+			if err := alive(name); err != nil {
+				return err
+			}
+			step("  %8.0f req/s  p50 %-9s p99 %-9s errors %d  server CPU %s/req  PostgreSQL CPU %s/req  VmHWM %s  other CPU %.0f%%",
+				s.rps, ms(s.p50), ms(s.p99), s.errors, ms(s.serverCPU), ms(s.pgCPU), mb(s.hwm), 100*s.otherCPU)
 		}
-		e := eps[name]
-		step("closed loop, %d workers, %s (+%s warm-up): %s", cfg.concurrency, cfg.duration, cfg.warmup, name)
-		s := measure(e, func() stats { return closedLoop(e, cfg.concurrency, 0, cfg.warmup) },
-			func() stats { return closedLoop(e, cfg.concurrency, 0, cfg.duration) })
-		res.closed[name] = s
-		if err := alive(name); err != nil {
-			return err
-		}
-		step("  %8.0f req/s  p50 %-9s p99 %-9s errors %d  server CPU %s/req  PostgreSQL CPU %s/req  VmHWM %s  other CPU %.0f%%",
-			s.rps, ms(s.p50), ms(s.p99), s.errors, ms(s.serverCPU), ms(s.pgCPU), mb(s.hwm), 100*s.otherCPU)
 	}
-	for _, name := range []string{epEvents, epTickets} {
-		if ctx.Err() != nil {
-			return ctx.Err()
+	for r := range cfg.rounds {
+		for _, name := range []string{epEvents, epTickets} {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			e := eps[name]
+			step("round %d/%d, open loop at %d req/s, %s (+%s warm-up): %s", r+1, cfg.rounds, targetCatalogRPS, cfg.duration, cfg.warmup, name)
+			s := measure(e, func() stats { return openLoop(e, targetCatalogRPS, 512, 0, cfg.warmup) },
+				func() stats { return openLoop(e, targetCatalogRPS, 512, 0, cfg.duration) })
+			res.open[name] = append(res.open[name], s)
+			if err := alive(name); err != nil {
+				return err
+			}
+			step("  %8.0f req/s  p50 %-9s p99 %-9s errors %d  VmHWM %s", s.rps, ms(s.p50), ms(s.p99), s.errors, mb(s.hwm))
 		}
-		e := eps[name]
-		step("open loop at %d req/s, %s (+%s warm-up): %s", targetCatalogRPS, cfg.duration, cfg.warmup, name)
-		s := measure(e, func() stats { return openLoop(e, targetCatalogRPS, 512, 0, cfg.warmup) },
-			func() stats { return openLoop(e, targetCatalogRPS, 512, 0, cfg.duration) })
-		res.open[name] = s
-		if err := alive(name); err != nil {
-			return err
-		}
-		step("  %8.0f req/s  p50 %-9s p99 %-9s errors %d  VmHWM %s", s.rps, ms(s.p50), ms(s.p99), s.errors, mb(s.hwm))
 	}
+	done()
+
+	// 4. The door: scans beside checkouts, on the same server.
+	done = res.begin("door scans beside checkouts")
+	scan := door.endpoint(srv.base)
+	if _, err := checkOnce(scan); err != nil {
+		return fmt.Errorf("check-in: %w", err)
+	}
+	res.door = doorResult{codes: len(door.codes), checkoutWorkers: max(cfg.concurrency/doorCheckoutShare, 1)}
+	for r := range cfg.rounds {
+		for _, open := range []bool{false, true} {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			how := fmt.Sprintf("closed loop, %d workers", cfg.concurrency)
+			if open {
+				how = fmt.Sprintf("open loop at %d scans/s", targetScanRate)
+			}
+			step("round %d/%d, door scans, %s, beside %d workers creating live checkouts over 1,000 events, %s (+%s warm-up)",
+				r+1, cfg.rounds, how, res.door.checkoutWorkers, cfg.duration, cfg.warmup)
+			d := doorRound(cfg, scan, eps[epSpread], open, res.door.checkoutWorkers)
+			if open {
+				res.door.open = append(res.door.open, d)
+			} else {
+				res.door.closed = append(res.door.closed, d)
+			}
+			if err := alive("the door's scans"); err != nil {
+				return err
+			}
+			step("  %8.0f scans/s  p50 %-9s p99 %-9s errors %d;  checkouts beside: %.0f/s, p50 %s, errors %d",
+				d.scans.rps, ms(d.scans.p50), ms(d.scans.p99), d.scans.errors, d.checkouts.rps, ms(d.checkouts.p50), d.checkouts.errors)
+			if d.scans.errors > 0 {
+				step("  first scan error: %.300s", d.scans.firstErr)
+			}
+		}
+	}
+	done()
+
 	if cfg.perf {
 		for _, name := range loadOrder[1:] {
 			step("perf profile of the server under %s", name)
@@ -326,16 +524,31 @@ func benchMain(ctx context.Context) (err error) {
 		return err
 	}
 	step("  %s", res.oversell)
-
 	if res.peakRSS, err = srv.peakRSS(); err != nil {
 		return err
 	}
-	res.loadAfter = loadAvg()
-	step("stopping server #2 with SIGTERM")
+	step("stopping the rows' server with SIGTERM")
 	res.stopErr = srv.stop()
 	srv = nil
-	stopBaseline()
+	stopBare()
 
+	// 5. The flash sale, on a fresh copy and server.
+	done = res.begin("flash sale")
+	step("flash sale: %s of hot-ticket live creates, %d workers, on a fresh database and server", cfg.saleDuration, cfg.concurrency)
+	if res.sale, err = flashSale(ctx, cfg, cur, saleDB); err != nil {
+		return err
+	}
+	step("  %s", res.sale.stock)
+	done()
+
+	// 6. Order sync at scale.
+	done = res.begin("order sync")
+	if res.sync, err = orderSync(ctx, cfg, cur, syncDB); err != nil {
+		return err
+	}
+	done()
+
+	res.loadAfter = loadAvg()
 	if cfg.goBench {
 		step("running the testing.B hot-path benchmarks")
 		res.goBench = runGoBench(ctx, cfg.dir)
@@ -352,6 +565,58 @@ func benchMain(ctx context.Context) (err error) {
 	return nil
 }
 
+// orderSync seeds cfg.orders orders into a fresh copy of sd's template,
+// starts a server on it and follows chains of pages of the list and the
+// feed, round after round.
+func orderSync(ctx context.Context, cfg config, sd *side, db string) (syncResult, error) {
+	res := syncResult{orders: cfg.orders, chains: map[string][]syncChain{}}
+	dbURL, err := copyDB(ctx, cfg.adminURL, db, sd.template)
+	if err != nil {
+		return res, err
+	}
+	step("order sync: seeding %d test orders for the bench app (INSERT … SELECT generate_series)", cfg.orders)
+	t0 := time.Now()
+	if err := seedOrders(ctx, dbURL, sd.sd, cfg.orders); err != nil {
+		return res, err
+	}
+	res.seeded = time.Since(t0)
+	step("  seeded in %s", res.seeded.Round(time.Second))
+	logPath := filepath.Join(cfg.dir, ".bin", "server-sync.log")
+	srv, err := startServer(ctx, sd.bin, dbURL, logPath, sd.sd.testKey)
+	if err != nil {
+		return res, err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = srv.stop()
+		}
+	}()
+	for r := range cfg.rounds {
+		for _, route := range syncOrder {
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			c, missing, err := syncRound(srv.base, sd.sd.testKey, route, logPath, r)
+			if err != nil {
+				return res, err
+			}
+			res.missing += missing
+			res.chains[route] = append(res.chains[route], c)
+			s := slices.Clone(c.server)
+			slices.Sort(s)
+			step("  round %d/%d, %s: server time median %s, p95 %s over %d pages", r+1, cfg.rounds, route,
+				ms(percentile(s, 0.5)), ms(percentile(s, 0.95)), len(s))
+		}
+	}
+	res.ran = true
+	stopped = true
+	if err := srv.stop(); err != nil {
+		step("warning: %v", err)
+	}
+	return res, dropBenchDB(ctx, cfg.adminURL, db)
+}
+
 func step(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
 }
@@ -363,13 +628,17 @@ func step(format string, args ...any) {
 func measureRun(pid int, db string, warm, measured func() stats) stats {
 	warm()
 	self := os.Getpid()
-	srv0, pg0, me0, all0, t0 := procCPU(pid), pgBackendsCPU(db), procCPU(self), machineBusy(), time.Now()
+	pg := newPGTracker(db)
+	pg.Start()
+	srv0, me0, all0, t0 := procCPU(pid), procCPU(self), machineBusy(), time.Now()
 	s := measured()
-	srv1, pg1, me1, all1, wall := procCPU(pid), pgBackendsCPU(db), procCPU(self), machineBusy(), time.Since(t0)
+	srv1, me1, all1, wall := procCPU(pid), procCPU(self), machineBusy(), time.Since(t0)
+	pgUsed := pg.Stop()
+	s.pgBackends = pg.Processes()
 	n := time.Duration(max(s.requests, 1))
 	s.serverCPU = (srv1 - srv0) / n
-	s.pgCPU = (pg1 - pg0) / n
-	ours := (srv1 - srv0) + (pg1 - pg0) + (me1 - me0)
+	s.pgCPU = pgUsed / n
+	ours := (srv1 - srv0) + pgUsed + (me1 - me0)
 	s.otherCPU = max(float64(all1-all0-ours), 0) / float64(wall*time.Duration(runtime.NumCPU()))
 	s.hwm, _ = peakRSS(pid)
 	return s

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -19,44 +20,163 @@ const clockTick = 10 * time.Millisecond
 
 // procCPU is the user+system CPU time a process has used.
 func procCPU(pid int) time.Duration {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command name in parentheses: state is field 3, utime 14, stime 15.
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+s) * clockTick
+	cpu, _, _ := readStat(fmt.Sprintf("/proc/%d/stat", pid))
+	return cpu
 }
 
-// pgBackendsCPU sums the CPU time of the PostgreSQL backends connected to
-// database db (their process titles read "postgres: … USER DB …").
-func pgBackendsCPU(db string) time.Duration {
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
+// cpuTracker measures the CPU time a changing set of processes uses over
+// an interval: the PostgreSQL backends of one database. Summing the live
+// backends' utime+stime at the start and at the end undercounts, and goes
+// negative, when a backend exits in between (a pool closing an idle or
+// broken connection, a CLI command's connection): its CPU is in the first
+// sum and missing from the second. The tracker samples every pollEvery
+// and counts, for each process it saw, the CPU used from the start (or
+// from its birth, for one that appeared later) to the last sample taken
+// while it lived. Processes are told apart by pid and start time, so a
+// reused pid is a new process. What it still misses is the CPU an exiting
+// process used after its last sample: at most pollEvery of it.
+//
+// The postmaster's cutime/cstime would count exited backends exactly, but
+// of every database on the cluster, and other work shares this one.
+type cpuTracker struct {
+	match func(cmdline []byte) bool
+	proc  string // /proc
+
+	mu      sync.Mutex
+	started bool
+	seen    map[procID]*procSpan
+	known   map[procID]bool // processes already classified by match
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// procID is one process: pid and its start time (clock ticks after boot).
+type procID struct {
+	pid   int
+	start uint64
+}
+
+// procSpan is one process's CPU at the start of the interval (0 when it
+// began later) and at its latest sample.
+type procSpan struct{ first, last time.Duration }
+
+const pollEvery = 50 * time.Millisecond
+
+// newPGTracker tracks the backends connected to database db (their process
+// titles read "postgres: … USER DB …").
+func newPGTracker(db string) *cpuTracker {
+	word := []byte(" " + db + " ")
+	return newCPUTracker(func(cmdline []byte) bool {
+		return bytes.HasPrefix(cmdline, []byte("postgres: ")) && bytes.Contains(cmdline, word)
+	})
+}
+
+func newCPUTracker(match func(cmdline []byte) bool) *cpuTracker {
+	return &cpuTracker{match: match, proc: "/proc"}
+}
+
+// Start takes the first sample and begins polling.
+func (t *cpuTracker) Start() {
+	t.mu.Lock()
+	t.seen, t.known, t.started = map[procID]*procSpan{}, map[procID]bool{}, false
+	t.sampleLocked()
+	t.started = true
+	t.stop, t.done = make(chan struct{}), make(chan struct{})
+	t.mu.Unlock()
+	go func() {
+		defer close(t.done)
+		tick := time.NewTicker(pollEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-t.stop:
+				return
+			case <-tick.C:
+				t.mu.Lock()
+				t.sampleLocked()
+				t.mu.Unlock()
+			}
+		}
+	}()
+}
+
+// Stop takes the last sample and returns the CPU time used since Start.
+func (t *cpuTracker) Stop() time.Duration {
+	close(t.stop)
+	<-t.done
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sampleLocked()
 	var total time.Duration
+	for _, s := range t.seen {
+		total += s.last - s.first
+	}
+	return total
+}
+
+// Processes reports how many distinct matching processes were seen.
+func (t *cpuTracker) Processes() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.seen)
+}
+
+func (t *cpuTracker) sampleLocked() {
+	dirs, _ := filepath.Glob(filepath.Join(t.proc, "[0-9]*"))
 	for _, d := range dirs {
-		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err != nil || !bytes.HasPrefix(cmdline, []byte("postgres: ")) {
-			continue
-		}
-		if !bytes.Contains(cmdline, []byte(" "+db+" ")) {
-			continue
-		}
 		pid, err := strconv.Atoi(filepath.Base(d))
 		if err != nil {
 			continue
 		}
-		total += procCPU(pid)
+		cpu, start, ok := readStat(filepath.Join(d, "stat"))
+		if !ok {
+			continue
+		}
+		id := procID{pid, start}
+		m, classified := t.known[id]
+		if !classified {
+			cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
+			if err != nil {
+				continue
+			}
+			m = t.match(cmdline)
+			t.known[id] = m
+		}
+		if !m {
+			continue
+		}
+		if s, ok := t.seen[id]; ok {
+			s.last = max(s.last, cpu)
+			continue
+		}
+		s := &procSpan{last: cpu}
+		if !t.started { // there at the start: only what it uses from now counts
+			s.first = cpu
+		}
+		t.seen[id] = s
 	}
-	return total
+}
+
+// readStat reads utime+stime and the start time of /proc/PID/stat.
+func readStat(path string) (cpu time.Duration, start uint64, ok bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, false
+	}
+	// Fields after the command name in parentheses: state is field 3,
+	// utime 14, stime 15, starttime 22.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 20 {
+		return 0, 0, false
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	start, _ = strconv.ParseUint(f[19], 10, 64)
+	return time.Duration(u+s) * clockTick, start, true
 }
 
 // loadAvg is the 1-minute load average, showing other work on the machine.

@@ -62,11 +62,33 @@ func pgVersion(ctx context.Context, dbURL string) string {
 
 // createBenchDB drops and recreates the database db and returns its URL.
 func createBenchDB(ctx context.Context, adminURL, db string) (string, error) {
-	if err := adminExec(ctx, adminURL,
-		"DROP DATABASE IF EXISTS "+db+" WITH (FORCE)",
-		"CREATE DATABASE "+db); err != nil {
-		return "", err
+	return copyDB(ctx, adminURL, db, "")
+}
+
+// copyDB drops the database db and creates it again as a copy of template
+// (empty: a new, empty database), and returns its URL. A template must
+// have no connections; the backends of a command that just exited may
+// still be leaving, so a busy template is retried for a few seconds.
+func copyDB(ctx context.Context, adminURL, db, template string) (string, error) {
+	create := "CREATE DATABASE " + db
+	if template != "" {
+		create += " TEMPLATE " + template
 	}
+	for attempt := 0; ; attempt++ {
+		err := adminExec(ctx, adminURL, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)", create)
+		if err == nil {
+			break
+		}
+		if template == "" || attempt == 50 || !strings.Contains(err.Error(), "is being accessed by other users") {
+			return "", err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return dbURLFor(adminURL, db)
+}
+
+// dbURLFor is adminURL naming the database db instead.
+func dbURLFor(adminURL, db string) (string, error) {
 	u, err := url.Parse(adminURL)
 	if err != nil {
 		return "", err
@@ -151,7 +173,7 @@ func pgHostPort(dbURL string) (string, error) {
 
 // buildBinary builds cmd/boxoffice as a production build would.
 func buildBinary(ctx context.Context, root, out string) error {
-	cmd := exec.CommandContext(ctx, goTool(), "build", "-o", out, "./cmd/boxoffice")
+	cmd := exec.CommandContext(ctx, goTool(), "build", "-buildvcs=false", "-o", out, "./cmd/boxoffice")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
@@ -289,15 +311,27 @@ type seeded struct {
 
 // seed migrates, imports the catalog and creates the bench account and app.
 func seed(ctx context.Context, bin, dir, dbURL string) (*seeded, error) {
-	if _, err := cli(ctx, bin, dbURL, "migrate"); err != nil {
-		return nil, err
-	}
-	data, err := json.MarshalIndent(catalogFile(time.Now()), "", " ")
+	file, err := writeCatalog(dir, time.Now())
 	if err != nil {
 		return nil, err
 	}
+	return seedWith(ctx, bin, dbURL, file)
+}
+
+// writeCatalog writes catalogFile(now) into dir and returns its path.
+func writeCatalog(dir string, now time.Time) (string, error) {
+	data, err := json.MarshalIndent(catalogFile(now), "", " ")
+	if err != nil {
+		return "", err
+	}
 	file := filepath.Join(dir, "catalog.json")
-	if err := os.WriteFile(file, data, 0o644); err != nil {
+	return file, os.WriteFile(file, data, 0o644)
+}
+
+// seedWith is seed with the catalog file written already, so that two
+// binaries can import the same one.
+func seedWith(ctx context.Context, bin, dbURL, file string) (*seeded, error) {
+	if _, err := cli(ctx, bin, dbURL, "migrate"); err != nil {
 		return nil, err
 	}
 	out, err := cli(ctx, bin, dbURL, "catalog", "import", file, "--json")
