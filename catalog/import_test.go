@@ -173,7 +173,7 @@ type stockBundle struct {
 
 func setupStock(t *testing.T, kind string) *stockBundle {
 	t.Helper()
-	url := storetest.FreshURL(t, kind)
+	url := storetest.MigratedURL(t, kind)
 	b := &stockBundle{imports: storetest.OpenURL(t, url), t0: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
 	b.checkout = b.imports
 	if kind == "postgres" {

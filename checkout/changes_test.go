@@ -32,7 +32,7 @@ func TestChangesNeverMissAChange(t *testing.T) {
 	for _, kind := range storetest.Kinds() {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			url := storetest.FreshURL(t, kind)
+			url := storetest.MigratedURL(t, kind)
 			// The poller reads through a connection pool of its own, as
 			// another server instance would, so writers holding every
 			// connection of theirs never starve it.

@@ -27,7 +27,7 @@ func TestCatalogCacheFreshness(t *testing.T) {
 	for _, kind := range storetest.Kinds() {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			dbURL := storetest.FreshURL(t, kind)
+			dbURL := storetest.MigratedURL(t, kind)
 			clock := newTestClock()
 			tb := setup(t, storetest.OpenURL(t, dbURL), withClock(clock))
 			tb.catalogWatched(t)

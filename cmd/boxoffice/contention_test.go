@@ -113,7 +113,7 @@ func TestCheckoutContention(t *testing.T) {
 func TestFlashSaleTwoInstances(t *testing.T) {
 	for _, kind := range storetest.Kinds() {
 		t.Run(kind, func(t *testing.T) {
-			rawURL := storetest.FreshURL(t, kind)
+			rawURL := storetest.MigratedURL(t, kind)
 			a := setup(t, storetest.OpenURL(t, rawURL))
 			b := a.peer(t, rawURL)
 			ctx := context.Background()

@@ -286,7 +286,7 @@ func postScan(t testing.TB, base, key string, body map[string]any) (map[string]a
 func TestCheckInExactlyOnceTwoInstances(t *testing.T) {
 	for _, kind := range storetest.Kinds() {
 		t.Run(kind, func(t *testing.T) {
-			rawURL := storetest.FreshURL(t, kind)
+			rawURL := storetest.MigratedURL(t, kind)
 			a := liveSetup(t, storetest.OpenURL(t, rawURL))
 			b := a.peer(t, rawURL)
 			door, _ := a.scannerKey(t, "DEMO-CHALEWOTE", store.EnvTest)

@@ -488,7 +488,7 @@ func (tb *testBundle) peer(t testing.TB, rawURL string) *testBundle {
 func TestSubscriptionsTwoInstances(t *testing.T) {
 	for _, kind := range storetest.Kinds() {
 		t.Run(kind, func(t *testing.T) {
-			rawURL := storetest.FreshURL(t, kind)
+			rawURL := storetest.MigratedURL(t, kind)
 			a := liveSetup(t, storetest.OpenURL(t, rawURL))
 			b := a.peer(t, rawURL)
 			ids := a.demo.Catalog

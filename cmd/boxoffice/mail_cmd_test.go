@@ -20,7 +20,7 @@ func TestCLIMail(t *testing.T) {
 	for _, kind := range storetest.Kinds() {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			dbURL := storetest.FreshURL(t, kind)
+			dbURL := storetest.MigratedURL(t, kind)
 			db := storetest.OpenURL(t, dbURL)
 			ctx := context.Background()
 

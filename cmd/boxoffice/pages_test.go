@@ -340,7 +340,7 @@ func TestReturnToPartner(t *testing.T) {
 func TestDevPayAcrossInstances(t *testing.T) {
 	for _, kind := range storetest.Kinds() {
 		t.Run(kind, func(t *testing.T) {
-			rawURL := storetest.FreshURL(t, kind)
+			rawURL := storetest.MigratedURL(t, kind)
 			a := setup(t, storetest.OpenURL(t, rawURL))
 			ref, u := a.livePending(t)
 			toProvider := a.press(t, u+"/pay", nil)

@@ -31,7 +31,7 @@ type portalBundle struct {
 
 func setupPortal(t *testing.T, kind string, opts ...func(*Config)) *portalBundle {
 	t.Helper()
-	dbURL := storetest.FreshURL(t, kind)
+	dbURL := storetest.MigratedURL(t, kind)
 	return &portalBundle{testBundle: setup(t, storetest.OpenURL(t, dbURL), opts...), dbURL: dbURL}
 }
 

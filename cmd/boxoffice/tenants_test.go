@@ -22,7 +22,7 @@ import (
 func TestKeyCacheTwoInstances(t *testing.T) {
 	for _, kind := range storetest.Kinds() {
 		t.Run(kind, func(t *testing.T) {
-			rawURL := storetest.FreshURL(t, kind)
+			rawURL := storetest.MigratedURL(t, kind)
 			a := setup(t, storetest.OpenURL(t, rawURL))
 			b := a.peer(t, rawURL)
 			a.catalogWatched(t)

@@ -182,7 +182,7 @@ func TestTicketEmailSurvivesCrash(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			srv := mailtest.Start(t, false)
-			rawURL := storetest.FreshURL(t, kind)
+			rawURL := storetest.MigratedURL(t, kind)
 			crashed := setup(t, storetest.OpenURL(t, rawURL), withSMTP(srv)) // never works its jobs
 			ref := crashed.liveFreeOrder(t, 2)
 			require.Equal(t, store.TicketsEmailQueued, crashed.emailStatus(t, ref)["status"])

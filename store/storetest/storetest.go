@@ -1,6 +1,7 @@
 // Package storetest opens fresh, migrated databases for tests: an SQLite
-// file always, and a PostgreSQL schema of its own whenever
-// TEST_DATABASE_URL is set. It also counts the SQL statements a test makes.
+// file always, and a PostgreSQL database of its own whenever
+// TEST_DATABASE_URL is set, each a copy of a template migrated once
+// (template.go). It also counts the SQL statements a test makes.
 package storetest
 
 import (
@@ -38,17 +39,18 @@ func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 	}
 }
 
-// MustOpen returns a fresh, migrated database of kind, removed when the test
-// ends. PostgreSQL that cannot be reached fails the test: CI must not pass
-// by skipping.
+// MustOpen returns a fresh, migrated database of kind (a copy of the
+// migrated template, template.go), removed when the test ends. PostgreSQL
+// that cannot be reached fails the test: CI must not pass by skipping.
 func MustOpen(tb testing.TB, kind string) *store.DB {
 	tb.Helper()
-	return OpenURL(tb, FreshURL(tb, kind))
+	return OpenURL(tb, MigratedURL(tb, kind))
 }
 
-// FreshURL returns the DATABASE_URL of a fresh, empty database of kind,
-// removed when the test ends: for tests that open it more than once, as a
-// second process would.
+// FreshURL returns the DATABASE_URL of a fresh, empty (unmigrated)
+// database of kind, removed when the test ends: for tests of migrating.
+// Tests that open one database more than once, as a second process
+// would, take MigratedURL.
 func FreshURL(tb testing.TB, kind string) string {
 	tb.Helper()
 	switch kind {

@@ -1,0 +1,211 @@
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/store/migrations"
+)
+
+// Migrating a database costs seconds (hundreds of statements, and on
+// PostgreSQL every test process migrates behind one advisory lock), far
+// more than most tests themselves. So each kind is migrated once into a
+// template, per set of migrations, and every test gets a copy: a file copy
+// on SQLite, CREATE DATABASE … TEMPLATE on PostgreSQL. A template is named
+// after the migrations it holds (fingerprint), so adding a migration makes
+// a new one. A migration edited in place keeps its name: drop the template
+// (boxoffice_tmpl_* on PostgreSQL, boxoffice-storetest-*.db in the temp
+// directory) after such an edit.
+
+// fingerprint names the registered migrations.
+func fingerprint() string {
+	h := sha256.New()
+	for _, m := range migrations.Migrations.Sorted() {
+		fmt.Fprintln(h, m.Name)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+var sqliteTemplate = sync.OnceValues(func() (string, error) {
+	path := filepath.Join(os.TempDir(), "boxoffice-storetest-"+fingerprint()+".db")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	// Built beside its final name and renamed into place, so a process
+	// running beside this one never copies half a template.
+	dir, err := os.MkdirTemp("", "boxoffice-storetest-build-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	building := filepath.Join(dir, "template.db")
+	if err := migrateAt(context.Background(), "sqlite://"+building); err != nil {
+		return "", err
+	}
+	return path, os.Rename(building, path)
+})
+
+// migrateAt migrates the database at rawURL and closes it.
+func migrateAt(ctx context.Context, rawURL string) error {
+	db, err := store.Open(ctx, rawURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return store.Migrate(ctx, db)
+}
+
+// migratedSQLite returns the URL of a copy of the migrated SQLite template
+// in the test's temporary directory.
+func migratedSQLite(tb testing.TB) string {
+	tb.Helper()
+	tmpl, err := sqliteTemplate()
+	if err != nil {
+		tb.Fatalf("storetest: SQLite template: %v", err)
+	}
+	b, err := os.ReadFile(tmpl)
+	if err != nil {
+		tb.Fatalf("storetest: SQLite template: %v", err)
+	}
+	path := filepath.Join(tb.TempDir(), "test.db")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		tb.Fatalf("storetest: copy the SQLite template: %v", err)
+	}
+	return "sqlite://" + path
+}
+
+// pgAdmin is the process's connection pool to TEST_DATABASE_URL, for
+// creating and dropping the tests' databases.
+var pgAdmin = sync.OnceValues(func() (*store.DB, error) {
+	return store.Open(context.Background(), os.Getenv("TEST_DATABASE_URL"))
+})
+
+// templateLockID serialises building the PostgreSQL template across test
+// processes ("boxtmpl").
+const templateLockID = 0x626f78746d706c
+
+var pgTemplate = sync.OnceValues(func() (string, error) {
+	ctx := context.Background()
+	admin, err := pgAdmin()
+	if err != nil {
+		return "", err
+	}
+	name := "boxoffice_tmpl_" + fingerprint()
+	conn, err := admin.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(?)", templateLockID); err != nil {
+		return "", err
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(?)", templateLockID) //nolint:errcheck // released with the connection anyway
+	var n int
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM pg_database WHERE datname = ?", name).Scan(&n); err != nil {
+		return "", err
+	}
+	if n == 1 {
+		return name, nil
+	}
+	// Built under another name and renamed, so a process that died while
+	// building leaves nothing a later one would take for a template.
+	building := name + "_building"
+	for _, stmt := range []string{
+		"DROP DATABASE IF EXISTS " + building + " WITH (FORCE)",
+		"CREATE DATABASE " + building,
+	} {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			return "", err
+		}
+	}
+	if err := migrateAt(ctx, withDatabase(os.Getenv("TEST_DATABASE_URL"), building)); err != nil {
+		return "", err
+	}
+	if _, err := conn.ExecContext(ctx, "ALTER DATABASE "+building+" RENAME TO "+name); err != nil {
+		return "", err
+	}
+	// Templates of older migration sets are not needed any more (one in
+	// use by a process still running refuses to go, which is fine).
+	var old []string
+	if err := admin.NewRaw("SELECT datname FROM pg_database WHERE datname LIKE 'boxoffice\\_tmpl\\_%' AND datname <> ?", name).
+		Scan(ctx, &old); err == nil {
+		for _, o := range old {
+			_, _ = conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+o)
+		}
+	}
+	return name, nil
+})
+
+// withDatabase returns base with its database (path) replaced by name.
+func withDatabase(base, name string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return base
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// migratedPostgres creates a database of the test's own from the migrated
+// template and returns its URL; it is dropped when the test ends.
+func migratedPostgres(tb testing.TB) string {
+	tb.Helper()
+	base := os.Getenv("TEST_DATABASE_URL")
+	if base == "" {
+		tb.Fatal("storetest: TEST_DATABASE_URL is not set")
+	}
+	admin, err := pgAdmin()
+	if err != nil {
+		tb.Fatalf("storetest: PostgreSQL at TEST_DATABASE_URL is unreachable: %v", err)
+	}
+	tmpl, err := pgTemplate()
+	if err != nil {
+		tb.Fatalf("storetest: PostgreSQL template: %v", err)
+	}
+	name := "t_" + randomHex(6)
+	if _, err := admin.Exec("CREATE DATABASE " + name + " TEMPLATE " + tmpl); err != nil {
+		tb.Fatalf("storetest: create database: %v", err)
+	}
+	tb.Cleanup(func() {
+		_, _ = admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
+	})
+	u, err := url.Parse(withDatabase(base, name))
+	if err != nil {
+		tb.Fatalf("storetest: TEST_DATABASE_URL: %v", err)
+	}
+	q := u.Query()
+	// Names the test's connections, so a test can find its own among those
+	// of tests running beside it.
+	q.Set("application_name", name)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// MigratedURL returns the DATABASE_URL of a fresh database of kind that
+// is already migrated (a copy of the template), removed when the test ends.
+func MigratedURL(tb testing.TB, kind string) string {
+	tb.Helper()
+	switch kind {
+	case "sqlite":
+		return migratedSQLite(tb)
+	case "postgres":
+		return migratedPostgres(tb)
+	}
+	tb.Fatalf("storetest: unknown database kind %q", kind)
+	return ""
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
