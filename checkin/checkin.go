@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -54,6 +55,16 @@ type Service struct {
 	DB       *store.DB
 	Webhooks *webhook.Service
 	Now      func() time.Time
+	// Log hears what a feed's follower could not read; nil is
+	// slog.Default().
+	Log *slog.Logger
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.Default()
+	}
+	return s.Log
 }
 
 // Scanner is the door device a scan comes from: a scanner key's id, its
