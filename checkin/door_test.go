@@ -228,7 +228,12 @@ func TestFeed(t *testing.T) {
 			case wake <- struct{}{}:
 			default: // a wake not taken yet covers this scan too
 			}
-			require.Equal(t, v, <-sent, "scan %d", i)
+			select {
+			case got := <-sent:
+				require.Equal(t, v, got, "scan %d", i)
+			case <-time.After(time.Minute):
+				t.Fatalf("scan %d was not sent", i)
+			}
 		}
 		cancel()
 		<-done
@@ -239,12 +244,13 @@ func TestFeed(t *testing.T) {
 }
 
 // readFeed reads a feed until it has nothing more, nothing held back
-// included (on PostgreSQL any transaction of the cluster, another test's,
-// may hold scans back for a moment).
+// included: on PostgreSQL any writing transaction of the cluster, another
+// test's or another process's, holds scans back while it runs, for
+// seconds on a loaded machine.
 func readFeed(t *testing.T, f *checkin.Feed) []*checkin.View {
 	t.Helper()
 	var out []*checkin.View
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		scans, held, err := f.Next(context.Background())
 		require.NoError(t, err)
@@ -253,7 +259,7 @@ func readFeed(t *testing.T, f *checkin.Feed) []*checkin.View {
 			return out
 		}
 		if len(scans) == 0 {
-			require.True(t, time.Now().Before(deadline), "scans held back for 10 s")
+			require.True(t, time.Now().Before(deadline), "scans held back for a minute")
 			time.Sleep(10 * time.Millisecond)
 		}
 	}

@@ -17,6 +17,12 @@ import (
 
 const checkInsSub = `subscription($d: Int!) { checkIns(eventDateId: $d) { ` + checkInFields + ` } }`
 
+// feedWait bounds each wait for a pushed scan: on PostgreSQL a scan waits
+// for every older writing transaction of the cluster to end, another
+// test's or another process's included, which on a loaded machine takes
+// seconds.
+const feedWait = time.Minute
+
 // pushedScan is a checkIns result in REST's names.
 func pushedScan(t testing.TB, data map[string]any) map[string]any {
 	t.Helper()
@@ -63,6 +69,7 @@ func TestCheckInSubscriptionTwoInstances(t *testing.T) {
 
 			onB, err := dialLive(t, b.srv.URL, map[string]any{"X-API-Key": door})
 			require.NoError(t, err)
+			onB.wait = feedWait
 			onB.subscribe("scans", checkInsSub, map[string]any{"d": a.demo.Catalog.EventDates[day1]})
 			waitFor(t, liveWait, "B's subscription", func() bool { return b.m.Live.Stats().Subscriptions == 1 })
 
@@ -141,6 +148,7 @@ func TestCheckInSubscriptionRefusals(t *testing.T) {
 	require.NoError(t, err)
 	scanner, err := dialLive(t, tb.srv.URL, map[string]any{"apiKey": door})
 	require.NoError(t, err)
+	scanner.wait = feedWait
 	for _, tc := range []struct {
 		name      string
 		c         *liveClient
@@ -187,6 +195,7 @@ func TestScannerLiveBudgets(t *testing.T) {
 
 		first, err := dialLive(t, tb.srv.URL, map[string]any{"X-API-Key": busy})
 		require.NoError(t, err)
+		first.wait = feedWait
 		_, err = dialLive(t, tb.srv.URL, map[string]any{"X-API-Key": busy})
 		require.NoError(t, err)
 		_, err = dialLive(t, tb.srv.URL, map[string]any{"X-API-Key": busy})
@@ -207,6 +216,7 @@ func TestScannerLiveBudgets(t *testing.T) {
 		// The other scanner, and the app, have budgets of their own.
 		c, err := dialLive(t, tb.srv.URL, map[string]any{"X-API-Key": other})
 		require.NoError(t, err, "another scanner's socket")
+		c.wait = feedWait
 		_, err = dialLive(t, tb.srv.URL, map[string]any{"X-API-Key": other})
 		require.NoError(t, err)
 		for i := range 3 {
