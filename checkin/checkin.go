@@ -5,7 +5,9 @@
 // moves in or out with one conditional update of its inside state, so any
 // number of concurrent scans, through any number of instances sharing the
 // database, admit it once; an admitted entry emits ticket.checked_in to
-// the app that sold the order in the same transaction.
+// the app that sold the order in the same transaction. A date's scans can
+// be followed as they are recorded (Feed), each once, in the order they
+// became final.
 package checkin
 
 import (

@@ -6,9 +6,11 @@
 // change any instance or process commits reaches every instance's
 // subscribers. Each topic is read once per change
 // however many follow it, every subscriber gets the latest value (a slow
-// one skips values, never blocks anyone), and each app, and each account's
-// apps together, may hold only a bounded number of connections and
-// subscriptions per instance.
+// one skips values, never blocks anyone), and each app, each account's
+// apps together, and each scanner key on its own, may hold only a bounded
+// number of connections and subscriptions per instance. A topic may
+// instead be watched (Watch): its followers are only woken, and each reads
+// its own way forward, so none skips anything.
 package live
 
 import (
