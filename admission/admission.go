@@ -77,13 +77,6 @@ func (g *Gate) Admit(ctx context.Context, key string) (*auth.Principal, error) {
 	return g.admit(ctx, key, AnyKeys)
 }
 
-// AdmitApp is Admit for a transport that takes only app keys (GraphQL's
-// WebSocket, while no GraphQL field is a check-in).
-// Errors: those of Admit, scanner_key_not_allowed.
-func (g *Gate) AdmitApp(ctx context.Context, key string) (*auth.Principal, error) {
-	return g.admit(ctx, key, AppKeys)
-}
-
 // AdmitScanner is Admit for a page that takes only scanner keys in its
 // own way (the door page's dates).
 // Errors: those of Admit, scanner_key_required.
@@ -127,11 +120,11 @@ func (g *Gate) admit(ctx context.Context, key string, keys Keys) (*auth.Principa
 // kindAllowed refuses a key of the kind the route does not take.
 // Errors: scanner_key_not_allowed, scanner_key_required.
 func kindAllowed(p *auth.Principal, keys Keys) error {
-	switch {
-	case keys == AppKeys && p.Scanner():
-		return apperr.New(apperr.ScannerKeyNotAllowed, "A scanner key opens only the check-in routes; use the app's API key here.")
-	case keys == ScannerKeys && !p.Scanner():
-		return apperr.New(apperr.ScannerKeyRequired, "The check-in routes take a scanner key (svc_scan_…), not an app's API key.")
+	switch keys {
+	case AppKeys:
+		return p.RequireApp()
+	case ScannerKeys:
+		return p.RequireScanner()
 	}
 	return nil
 }

@@ -41,6 +41,26 @@ type Principal struct {
 // Scanner reports whether the caller is a door device (a scanner key).
 func (p *Principal) Scanner() bool { return p.Kind == KindScanner }
 
+// RequireApp refuses a scanner key where only an app's key goes:
+// everything but check-in, on either API.
+// Errors: scanner_key_not_allowed.
+func (p *Principal) RequireApp() error {
+	if p.Scanner() {
+		return apperr.New(apperr.ScannerKeyNotAllowed, "A scanner key opens only check-in; use the app's API key here.")
+	}
+	return nil
+}
+
+// RequireScanner refuses an app's key where only a scanner key goes:
+// check-in, on either API.
+// Errors: scanner_key_required.
+func (p *Principal) RequireScanner() error {
+	if !p.Scanner() {
+		return apperr.New(apperr.ScannerKeyRequired, "Check-in takes a scanner key (svc_scan_…), not an app's API key.")
+	}
+	return nil
+}
+
 // Live reports whether the caller uses a live key.
 func (p *Principal) Live() bool { return p.Environment == store.EnvLive }
 

@@ -5,7 +5,9 @@
 // moves in or out with one conditional update of its inside state, so any
 // number of concurrent scans, through any number of instances sharing the
 // database, admit it once; an admitted entry emits ticket.checked_in to
-// the app that sold the order in the same transaction.
+// the app that sold the order in the same transaction. A date's scans can
+// be followed as they are recorded (Feed), each once, in the order they
+// became final.
 package checkin
 
 import (
@@ -15,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -54,6 +57,16 @@ type Service struct {
 	DB       *store.DB
 	Webhooks *webhook.Service
 	Now      func() time.Time
+	// Log hears what a feed's follower could not read; nil is
+	// slog.Default().
+	Log *slog.Logger
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.Default()
+	}
+	return s.Log
 }
 
 // Scanner is the door device a scan comes from: a scanner key's id, its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/checkin"
@@ -187,8 +188,9 @@ func TestVoid(t *testing.T) {
 	})
 }
 
-// TestFeed: a date's scans read back in order after any one of them,
-// each as its door saw it, in the scanner's environment only.
+// TestFeed: a date's feed returns the scans recorded after it started,
+// each once, in order, as its door saw it, in the scanner's environment
+// only; Follow sends each of them once, however the wakes come.
 func TestFeed(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -196,34 +198,119 @@ func TestFeed(t *testing.T) {
 		b := setup(t, db)
 		ctx := context.Background()
 		door, live := b.scanner(t, "DEMO-CHALEWOTE", store.EnvTest), b.scanner(t, "DEMO-CHALEWOTE", store.EnvLive)
-		date := int64(b.f.ID(t, "DEMO-CHALEWOTE-1"))
-		last, err := b.svc.LastSeq(ctx, store.EnvTest, date)
-		require.NoError(t, err)
-		require.Zero(t, last)
-
 		code := b.gaCode(t, store.EnvTest)
-		want := []*checkin.View{
-			b.scan(t, door, code, "DEMO-CHALEWOTE-1"),
-			b.scan(t, door, code, "DEMO-CHALEWOTE-1"),
-			b.scan(t, door, "UNKNOWN", "DEMO-CHALEWOTE-1"),
+		before := b.scan(t, door, code, "DEMO-CHALEWOTE-1")
+
+		feed, err := b.svc.Feed(ctx, door, int64(b.f.ID(t, "DEMO-CHALEWOTE-1")))
+		require.NoError(t, err)
+		var want []*checkin.View
+		for _, c := range []string{code, "UNKNOWN", code} {
+			want = append(want, b.scan(t, door, c, "DEMO-CHALEWOTE-1", exit))
 		}
 		b.scan(t, live, code, "DEMO-CHALEWOTE-1")
 		b.scan(t, door, code, "DEMO-CHALEWOTE-2")
+		got := readFeed(t, feed)
+		require.NotContains(t, got, before, "a feed starts now")
+		require.Equal(t, want, got)
+		require.Empty(t, readFeed(t, feed), "each scan once")
 
-		scans, err := b.svc.Scans(ctx, door, date, 0, 100)
-		require.NoError(t, err)
-		require.Len(t, scans, 3)
-		for i, s := range scans {
-			require.Equal(t, want[i], s.View)
+		wake := make(chan struct{}, 1)
+		sent := make(chan *checkin.View)
+		following, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			feed.Follow(following, wake, func(v *checkin.View) bool { sent <- v; return true })
+		}()
+		for i := range 3 {
+			v := b.scan(t, door, code, "DEMO-CHALEWOTE-1")
+			select {
+			case wake <- struct{}{}:
+			default: // a wake not taken yet covers this scan too
+			}
+			select {
+			case got := <-sent:
+				require.Equal(t, v, got, "scan %d", i)
+			case <-time.After(time.Minute):
+				t.Fatalf("scan %d was not sent", i)
+			}
 		}
-		after, err := b.svc.Scans(ctx, door, date, scans[0].Seq, 1)
-		require.NoError(t, err)
-		require.Len(t, after, 1)
-		require.Equal(t, want[1], after[0].View)
-		last, err = b.svc.LastSeq(ctx, store.EnvTest, date)
-		require.NoError(t, err)
-		require.Equal(t, scans[2].Seq, last)
-		_, err = b.svc.Scans(ctx, door, int64(b.f.ID(t, "DEMO-HIGHLIFE-1")), 0, 10)
+		cancel()
+		<-done
+
+		_, err = b.svc.Feed(ctx, door, int64(b.f.ID(t, "DEMO-HIGHLIFE-1")))
 		require.Equal(t, apperr.EventDateNotFound, apperr.CodeOf(err))
 	})
+}
+
+// readFeed reads a feed until it has nothing more, nothing held back
+// included: on PostgreSQL any writing transaction of the cluster, another
+// test's or another process's, holds scans back while it runs, for
+// seconds on a loaded machine.
+func readFeed(t *testing.T, f *checkin.Feed) []*checkin.View {
+	t.Helper()
+	var out []*checkin.View
+	deadline := time.Now().Add(time.Minute)
+	for {
+		scans, held, err := f.Next(context.Background())
+		require.NoError(t, err)
+		out = append(out, scans...)
+		if len(scans) == 0 && !held {
+			return out
+		}
+		if len(scans) == 0 {
+			require.True(t, time.Now().Before(deadline), "scans held back for a minute")
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// TestFeedWaitsForOlderTransactions (PostgreSQL): a scan committed while
+// an older transaction is still open is held back, not skipped: the older
+// transaction may still record a scan that sorts before it, which a
+// follower that had moved past the later one would never see. A feed
+// started meanwhile still starts now: the scans committed before it are
+// not read, though they sort after its start.
+func TestFeedWaitsForOlderTransactions(t *testing.T) {
+	t.Parallel()
+	for _, kind := range storetest.Kinds() {
+		if kind != "postgres" {
+			continue
+		}
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			db := storetest.MustOpen(t, kind)
+			b := setup(t, db)
+			ctx := context.Background()
+			door := b.scanner(t, "DEMO-CHALEWOTE", store.EnvTest)
+			code := b.gaCode(t, store.EnvTest)
+
+			// The older transaction is a scan of its own, stuck between
+			// taking its transaction id and recording.
+			older, err := db.BeginTx(ctx, nil)
+			require.NoError(t, err)
+			defer older.Rollback() //nolint:errcheck // committed below
+			var xid string
+			require.NoError(t, older.NewRaw("SELECT pg_current_xact_id()::text").Scan(ctx, &xid))
+
+			early := b.scan(t, door, code, "DEMO-CHALEWOTE-1")
+			feed, err := b.svc.Feed(ctx, door, int64(b.f.ID(t, "DEMO-CHALEWOTE-1")))
+			require.NoError(t, err)
+			later := b.scan(t, door, code, "DEMO-CHALEWOTE-1")
+			scans, held, err := feed.Next(ctx)
+			require.NoError(t, err)
+			require.Empty(t, scans, "the later scan waits while an older transaction (%s) is open", xid)
+			require.True(t, held, "and the follower is told to look again")
+
+			row := &store.CheckIn{PublicID: "chk_older", ScannerID: door.ID, Environment: store.EnvTest,
+				EventDateID: int64(b.f.ID(t, "DEMO-CHALEWOTE-1")), Direction: store.CheckInEntry, ScannedAt: time.Now(),
+				Result: store.CheckInRejected, Reason: ptr(checkin.UnknownCode), Answer: `{"id": "chk_older"}`, CreatedAt: time.Now()}
+			require.NoError(t, store.InsertCheckIn(ctx, older, row))
+			require.NoError(t, older.Commit())
+			got := readFeed(t, feed)
+			require.Len(t, got, 2, "not the scan committed before the feed started (%s)", early.ID)
+			require.Equal(t, "chk_older", got[0].ID, "the older transaction's scan sorts first")
+			require.Equal(t, later, got[1])
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/catalog"
@@ -38,47 +39,125 @@ func (s *Service) Stats(ctx context.Context, sc Scanner, dateID int64) (*Stats, 
 	return &Stats{EventdateID: dateID, Issued: c.Issued, CheckedIn: c.CheckedIn, Inside: c.Inside, RejectedScans: c.Rejected}, nil
 }
 
-// Scan is a recorded scan with its place in its date's feed.
-type Scan struct {
-	// Seq orders a date's scans: each is greater than every earlier one's.
-	Seq int64
-	*View
-}
-
 // MaxScans bounds one read of a date's feed.
 const MaxScans = 500
 
-// Scans returns the scans of a date of the scanner's event, in its
-// environment, recorded after the scan with sequence after (0: from the
-// first), oldest first, at most limit (1 to MaxScans): what the door's
-// live feed reads whenever live.CheckInTopic wakes it. Each is the
-// answer its door got.
+// Feed is the scans of a date of a scanner's event, in its environment,
+// as a follower reads them: each scan once, as its door got it, in the
+// order their transactions became final, from where the feed started.
+// A Feed is one follower's; it is not safe for concurrent use.
+type Feed struct {
+	s      *Service
+	env    string
+	dateID int64
+	after  store.CheckInCursor
+	// skip are scans committed before the feed started that come after
+	// its start in feed order (store.CheckInFeedStart); each is passed
+	// over once.
+	skip map[int64]bool
+}
+
+// Feed starts following the scans of a date of sc's event from now: Next
+// returns the scans recorded from this moment on, never one recorded
+// before.
 // Errors: event_date_not_found.
-func (s *Service) Scans(ctx context.Context, sc Scanner, dateID, after int64, limit int) ([]Scan, error) {
+func (s *Service) Feed(ctx context.Context, sc Scanner, dateID int64) (*Feed, error) {
 	if err := s.checkDate(ctx, sc, dateID); err != nil {
 		return nil, err
 	}
-	limit = min(max(limit, 1), MaxScans)
-	rows, err := store.CheckInsAfter(ctx, s.DB, sc.Environment, dateID, after, limit)
+	start, skip, err := store.CheckInFeedStart(ctx, s.DB, sc.Environment, dateID)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Scan, len(rows))
-	for i := range rows {
-		v, err := decode(&rows[i])
-		if err != nil {
-			return nil, err
-		}
-		out[i] = Scan{Seq: rows[i].ID, View: v}
+	f := &Feed{s: s, env: sc.Environment, dateID: dateID, after: start, skip: make(map[int64]bool, len(skip))}
+	for _, id := range skip {
+		f.skip[id] = true
 	}
-	return out, nil
+	return f, nil
 }
 
-// LastSeq returns the sequence of the latest scan of a date in an
-// environment (0 when there is none): the value of live.CheckInTopic,
-// which moves with every scan, whoever asks.
-func (s *Service) LastSeq(ctx context.Context, env string, dateID int64) (int64, error) {
-	return store.LastCheckIn(ctx, s.DB, env, dateID)
+// Next returns the scans after the last one Next returned, oldest first,
+// at most MaxScans; none when the follower has caught up. held reports
+// that scans committed after them are not final yet (a transaction older
+// than theirs still runs): read again shortly, as no new scan may come to
+// say so.
+func (f *Feed) Next(ctx context.Context) (scans []*View, held bool, err error) {
+	for {
+		rows, held, err := store.CheckInsAfter(ctx, f.s.DB, f.env, f.dateID, f.after, MaxScans)
+		if err != nil {
+			return nil, false, err
+		}
+		for i := range rows {
+			if f.skip[rows[i].ID] {
+				delete(f.skip, rows[i].ID)
+				continue
+			}
+			v, err := decode(&rows[i].CheckIn)
+			if err != nil {
+				return nil, false, err
+			}
+			scans = append(scans, v)
+		}
+		if n := len(rows); n > 0 {
+			f.after = rows[n-1].Cursor
+		}
+		// A full page of scans to pass over says nothing of what follows.
+		if len(scans) > 0 || len(rows) < MaxScans || held {
+			return scans, held, nil
+		}
+	}
+}
+
+// How soon a follower reads again when scans are held back, and after a
+// read failed.
+const (
+	heldRetry   = 100 * time.Millisecond
+	failedRetry = time.Second
+)
+
+// Follow sends each scan of the feed to send, in order, until ctx ends,
+// wake is closed or send reports false. It reads when wake receives (each
+// change of the date's live.CheckInTopic, on any instance; the first at
+// once), again shortly while scans are held back, and after a second
+// when a read failed (logged), so no scan is skipped, however many come
+// at once. send may block: a slow receiver delays its own feed only.
+func (f *Feed) Follow(ctx context.Context, wake <-chan struct{}, send func(*View) bool) {
+	var retry <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-wake:
+			if !ok {
+				return
+			}
+		case <-retry:
+		}
+		retry = nil
+		for {
+			scans, held, err := f.Next(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				f.s.log().WarnContext(ctx, "checkin: reading a date's scans for its feed failed; retrying",
+					"eventdate_id", f.dateID, "error", err)
+				retry = time.After(failedRetry)
+				break
+			}
+			for _, v := range scans {
+				if !send(v) {
+					return
+				}
+			}
+			if len(scans) == 0 {
+				if held {
+					retry = time.After(heldRetry)
+				}
+				break
+			}
+		}
+	}
 }
 
 // Record is a ticket as the operator sees it: its state, and every scan

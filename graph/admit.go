@@ -54,10 +54,11 @@ func readBody(timeout time.Duration, next http.Handler) http.Handler {
 }
 
 // admit runs at most slots GraphQL operations at once, and at most share
-// of them for any one account, so one tenant's burst or slow queries never
-// take every slot. The share is the account's, all its apps and both
-// environments together (each app is bounded by it too): more apps or
-// keys do not buy more slots. A request first waits for its account's
+// of them for any one tenant, so one tenant's burst or slow queries never
+// take every slot. An app's share is its account's, all its apps and
+// both environments together (each app is bounded by it too): more apps or
+// keys do not buy more slots. A scanner key, which belongs to no account,
+// is a tenant of its own (slotTenant). A request first waits for its account's
 // share, then for a slot; a client that leaves while waiting never runs.
 // An operation runs in one goroutine (graph/sequential) and allocates
 // about 1 MB for a 50-event nested answer; the slots bound that memory
@@ -74,7 +75,7 @@ func admit(slots, share int, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := ""
 		if p, err := auth.FromContext(r.Context()); err == nil {
-			key = strconv.FormatInt(p.AccountID, 10)
+			key = slotTenant(p)
 		}
 		mu.Lock()
 		t := tenants[key]
@@ -106,4 +107,14 @@ func admit(slots, share int, next http.Handler) http.Handler {
 		defer func() { <-global }()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// slotTenant is whose share of the slots a caller's operations take: its
+// account's, or for a door device its scanner key's own, so one scanner's
+// burst never waits on another's. The prefixes keep the two apart.
+func slotTenant(p *auth.Principal) string {
+	if p.Scanner() {
+		return "scanner:" + strconv.FormatInt(p.KeyID, 10)
+	}
+	return "account:" + strconv.FormatInt(p.AccountID, 10)
 }

@@ -108,6 +108,51 @@ func TestAdmit_Share(t *testing.T) {
 	}
 }
 
+func asScanner(r *http.Request, id int64) *http.Request {
+	return r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{Kind: auth.KindScanner, KeyID: id, Environment: "live", EventID: 3}))
+}
+
+// TestAdmit_ScannerShare: each scanner key has a share of its own (it
+// belongs to no account): one that holds its share keeps no other scanner
+// waiting, nor the app of an account whose id is the scanner's.
+func TestAdmit_ScannerShare(t *testing.T) {
+	release := make(chan struct{})
+	var running sync.Map
+	h := admit(6, 2, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		running.Store(r.URL.Query().Get("id"), true)
+		if r.URL.Query().Get("block") != "" {
+			<-release
+		}
+	}))
+	ran := func(id string) bool { _, ok := running.Load(id); return ok }
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Go(func() {
+			h.ServeHTTP(httptest.NewRecorder(), asScanner(httptest.NewRequest(http.MethodPost, fmt.Sprintf("/graphql?block=1&id=s%d", i), nil), 5))
+		})
+	}
+	require.Eventually(t, func() bool { return ran("s0") && ran("s1") || ran("s0") && ran("s2") || ran("s1") && ran("s2") },
+		5*time.Second, time.Millisecond)
+
+	defer wg.Wait()
+	defer close(release)
+	wg.Go(func() {
+		h.ServeHTTP(httptest.NewRecorder(), asScanner(httptest.NewRequest(http.MethodPost, "/graphql?id=other", nil), 6))
+	})
+	wg.Go(func() {
+		h.ServeHTTP(httptest.NewRecorder(), asApp(httptest.NewRequest(http.MethodPost, "/graphql?id=app", nil), 5, 5, "live"))
+	})
+	require.Eventually(t, func() bool { return ran("other") }, 5*time.Second, time.Millisecond, "another scanner runs at once")
+	require.Eventually(t, func() bool { return ran("app") }, 5*time.Second, time.Millisecond, "so does account 5's app")
+	n := 0
+	for _, id := range []string{"s0", "s1", "s2"} {
+		if ran(id) {
+			n++
+		}
+	}
+	require.Equal(t, 2, n, "scanner 5's third request still waits for its share")
+}
+
 // TestReadBody_SlowBodyHoldsNoSlot: a body trickling in is read before a
 // slot is taken, so with a single slot another request still runs; a body
 // that does not arrive in time is refused without running anything.

@@ -39,6 +39,36 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	CheckIn struct {
+		Direction func(childComplexity int) int
+		Gate      func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Previous  func(childComplexity int) int
+		Reason    func(childComplexity int) int
+		Result    func(childComplexity int) int
+		ScannedAt func(childComplexity int) int
+		Ticket    func(childComplexity int) int
+	}
+
+	CheckInPayload struct {
+		CheckIn    func(childComplexity int) int
+		Replayed   func(childComplexity int) int
+		UserErrors func(childComplexity int) int
+	}
+
+	CheckInPrevious struct {
+		Gate      func(childComplexity int) int
+		ScannedAt func(childComplexity int) int
+	}
+
+	CheckInStats struct {
+		CheckedIn     func(childComplexity int) int
+		EventdateID   func(childComplexity int) int
+		Inside        func(childComplexity int) int
+		Issued        func(childComplexity int) int
+		RejectedScans func(childComplexity int) int
+	}
+
 	CheckoutSession struct {
 		CheckoutURL      func(childComplexity int) int
 		Environment      func(childComplexity int) int
@@ -168,6 +198,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		CheckIn               func(childComplexity int, input model.CheckInInput) int
 		CreateCheckoutSession func(childComplexity int, input model.CreateCheckoutSessionInput) int
 		ExpireCheckoutSession func(childComplexity int, input model.ExpireCheckoutSessionInput) int
 	}
@@ -226,6 +257,7 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		CheckInStats     func(childComplexity int, eventDateID int) int
 		Event            func(childComplexity int, id int) int
 		EventBySlug      func(childComplexity int, slug string) int
 		EventDate        func(childComplexity int, id int) int
@@ -238,6 +270,7 @@ type ComplexityRoot struct {
 
 	Subscription struct {
 		AvailabilityChanged func(childComplexity int, eventDateID int) int
+		CheckIns            func(childComplexity int, eventDateID int) int
 		OrderUpdated        func(childComplexity int, reference string) int
 	}
 
@@ -311,6 +344,7 @@ type EventDateResolver interface {
 type MutationResolver interface {
 	CreateCheckoutSession(ctx context.Context, input model.CreateCheckoutSessionInput) (*model.CreateCheckoutSessionPayload, error)
 	ExpireCheckoutSession(ctx context.Context, input model.ExpireCheckoutSessionInput) (*model.ExpireCheckoutSessionPayload, error)
+	CheckIn(ctx context.Context, input model.CheckInInput) (*model.CheckInPayload, error)
 }
 type QueryResolver interface {
 	Events(ctx context.Context, page *int, perPage *int, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) (*model.EventPage, error)
@@ -321,10 +355,12 @@ type QueryResolver interface {
 	Order(ctx context.Context, reference string) (*model.Order, error)
 	Orders(ctx context.Context, filter *model.OrderFilter, first *int, after *string) (*model.OrderConnection, error)
 	OrderChanges(ctx context.Context, since *string, first *int) (*model.OrderChangePage, error)
+	CheckInStats(ctx context.Context, eventDateID int) (*model.CheckInStats, error)
 }
 type SubscriptionResolver interface {
 	OrderUpdated(ctx context.Context, reference string) (<-chan *model.Order, error)
 	AvailabilityChanged(ctx context.Context, eventDateID int) (<-chan *model.DateAvailability, error)
+	CheckIns(ctx context.Context, eventDateID int) (<-chan *model.CheckIn, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -344,6 +380,118 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "CheckIn.direction":
+		if e.ComplexityRoot.CheckIn.Direction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckIn.Direction(childComplexity), true
+	case "CheckIn.gate":
+		if e.ComplexityRoot.CheckIn.Gate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckIn.Gate(childComplexity), true
+	case "CheckIn.id":
+		if e.ComplexityRoot.CheckIn.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckIn.ID(childComplexity), true
+	case "CheckIn.previous":
+		if e.ComplexityRoot.CheckIn.Previous == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckIn.Previous(childComplexity), true
+	case "CheckIn.reason":
+		if e.ComplexityRoot.CheckIn.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckIn.Reason(childComplexity), true
+	case "CheckIn.result":
+		if e.ComplexityRoot.CheckIn.Result == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckIn.Result(childComplexity), true
+	case "CheckIn.scannedAt":
+		if e.ComplexityRoot.CheckIn.ScannedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckIn.ScannedAt(childComplexity), true
+	case "CheckIn.ticket":
+		if e.ComplexityRoot.CheckIn.Ticket == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckIn.Ticket(childComplexity), true
+
+	case "CheckInPayload.checkIn":
+		if e.ComplexityRoot.CheckInPayload.CheckIn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckInPayload.CheckIn(childComplexity), true
+	case "CheckInPayload.replayed":
+		if e.ComplexityRoot.CheckInPayload.Replayed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckInPayload.Replayed(childComplexity), true
+	case "CheckInPayload.userErrors":
+		if e.ComplexityRoot.CheckInPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckInPayload.UserErrors(childComplexity), true
+
+	case "CheckInPrevious.gate":
+		if e.ComplexityRoot.CheckInPrevious.Gate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckInPrevious.Gate(childComplexity), true
+	case "CheckInPrevious.scannedAt":
+		if e.ComplexityRoot.CheckInPrevious.ScannedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckInPrevious.ScannedAt(childComplexity), true
+
+	case "CheckInStats.checkedIn":
+		if e.ComplexityRoot.CheckInStats.CheckedIn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckInStats.CheckedIn(childComplexity), true
+	case "CheckInStats.eventdateId":
+		if e.ComplexityRoot.CheckInStats.EventdateID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckInStats.EventdateID(childComplexity), true
+	case "CheckInStats.inside":
+		if e.ComplexityRoot.CheckInStats.Inside == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckInStats.Inside(childComplexity), true
+	case "CheckInStats.issued":
+		if e.ComplexityRoot.CheckInStats.Issued == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckInStats.Issued(childComplexity), true
+	case "CheckInStats.rejectedScans":
+		if e.ComplexityRoot.CheckInStats.RejectedScans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckInStats.RejectedScans(childComplexity), true
 
 	case "CheckoutSession.checkoutUrl":
 		if e.ComplexityRoot.CheckoutSession.CheckoutURL == nil {
@@ -897,6 +1045,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Money.Currency(childComplexity), true
 
+	case "Mutation.checkIn":
+		if e.ComplexityRoot.Mutation.CheckIn == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_checkIn_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CheckIn(childComplexity, args["input"].(model.CheckInInput)), true
 	case "Mutation.createCheckoutSession":
 		if e.ComplexityRoot.Mutation.CreateCheckoutSession == nil {
 			break
@@ -1136,6 +1295,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PricingSummary.IsEntirelyFree(childComplexity), true
 
+	case "Query.checkInStats":
+		if e.ComplexityRoot.Query.CheckInStats == nil {
+			break
+		}
+
+		args, err := ec.field_Query_checkInStats_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.CheckInStats(childComplexity, args["eventDateId"].(int)), true
 	case "Query.event":
 		if e.ComplexityRoot.Query.Event == nil {
 			break
@@ -1237,6 +1407,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.AvailabilityChanged(childComplexity, args["eventDateId"].(int)), true
+	case "Subscription.checkIns":
+		if e.ComplexityRoot.Subscription.CheckIns == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_checkIns_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.CheckIns(childComplexity, args["eventDateId"].(int)), true
 	case "Subscription.orderUpdated":
 		if e.ComplexityRoot.Subscription.OrderUpdated == nil {
 			break
@@ -1502,6 +1683,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputCheckInInput,
 		ec.unmarshalInputCheckoutItemInput,
 		ec.unmarshalInputCreateCheckoutSessionInput,
 		ec.unmarshalInputCustomerInput,
@@ -1600,13 +1782,13 @@ func newExecutionContext(
 
 var sources = []*ast.Source{
 	{Name: "../schema.graphql", Input: `"""
-Boxoffice: the published event catalog (events, their dates, and the ticket types of each date with live price and availability), checkout sessions and orders, for partner applications. It is the REST contract of /api/v1 with camelCase field names: the same values, rules and error codes.
+Boxoffice: the published event catalog (events, their dates, and the ticket types of each date with live price and availability), checkout sessions and orders, for partner applications; and check-in at the door, for door devices. It is the REST contract of /api/v1 with camelCase field names: the same values, rules and error codes.
 
 Conventions, for every field below:
 
-- Authentication: every request carries the app's secret key in the X-API-Key header (svc_test_… for the sandbox, svc_live_… for live). Keys are for servers only, never for browsers or mobile apps.
+- Authentication: every request carries the app's secret key in the X-API-Key header (svc_test_… for the sandbox, svc_live_… for live). Keys are for servers only, never for browsers or mobile apps. A door device's scanner key (svc_scan_test_…, svc_scan_live_…, made by the operator for one event) opens only the check-in fields, checkIn, checkInStats and checkIns (introspection and __typename too): every other field answers it with the error scanner_key_not_allowed, and the check-in fields answer an app's key with scanner_key_required, each as an error of that field alone.
 - Errors: queries report refusals in the top-level ` + "`" + `errors` + "`" + ` list. Each error has extensions.code, the REST error code (event_not_found, validation_failed, …), and for validation_failed extensions.details, a map from argument path to messages. extensions.status is present only when the HTTP status of the response is not 200, and then equals it: 401, 403 and 429 refuse a request before it runs; a document that cannot run is 200 with application/json and 400 with application/graphql-response+json. An operation that ran is always 200. Every field may also fail with internal_error.
-- The mutations createCheckoutSession and expireCheckoutSession report business and validation refusals in their payload's userErrors, not in ` + "`" + `errors` + "`" + `.
+- The mutations createCheckoutSession, expireCheckoutSession and checkIn report business and validation refusals in their payload's userErrors, not in ` + "`" + `errors` + "`" + `.
 - Money: decimal strings with two fraction digits ("150.00"); the fields ending in Money carry the currency with the amount.
 - Instants: DateTime, RFC 3339 with an offset. Plain date strings such as "2026-12-24 18:00:00" are wall-clock times in the event's timezone; the …Display strings such as "Thu, 24 Dec 2026 6:00 PM" are for people.
 - Limits: documents are bounded before parsing (document_too_large), in depth and in estimated cost (validation_failed); the app's request limit is shared with REST (rate_limit_exceeded, with a Retry-After header).
@@ -1719,6 +1901,13 @@ type Query {
     "How many orders to return at most: 1 to 100 (default 100); anything else is validation_failed."
     first: Int
   ): OrderChangePage!
+  """
+  The door's numbers for one date of the scanner key's event, in the key's environment, read now (never from a cache); REST: GET /api/v1/check-ins/stats. Scanner keys only: an app's key gets scanner_key_required. Errors: event_date_not_found (not a date of the key's event).
+  """
+  checkInStats(
+    "The event date, as in EventDate.id: a date of the scanner key's event."
+    eventDateId: Int!
+  ): CheckInStats
 }
 
 "The entry points that change something."
@@ -1741,6 +1930,121 @@ type Mutation {
     "The order to expire."
     input: ExpireCheckoutSessionInput!
   ): ExpireCheckoutSessionPayload
+  """
+  One scan at the door: admits a ticket (ENTRY) or lets it out (EXIT) and records the scan, whatever its result; REST: POST /api/v1/check-ins. Scanner keys only: an app's key gets scanner_key_required. However many doors scan one code at once, on however many servers, one entry is admitted and the others are rejected ALREADY_CHECKED_IN naming it.
+
+  A scan that was decided comes back as checkIn, admitted or rejected with its reason (reasons are checked in the order of CheckInReason). userErrors hold only requests that are not scans, with a null checkIn: validation_failed (one entry per field and problem), invalid_idempotency_key, idempotency_conflict, event_date_not_found. The field itself is null, with a top-level error, only for authentication and service failures: retry those with the same idempotencyKey.
+  """
+  checkIn(
+    "The code read, the date, the direction and gate, and the optional idempotency key."
+    input: CheckInInput!
+  ): CheckInPayload
+}
+
+"One scan at the door (REST: the body of POST /api/v1/check-ins)."
+input CheckInInput {
+  """
+  Optional: 1 to 128 characters of UTF-8 text without control characters, unique per scan of this scanner key (a UUID is a good choice); kept for good. Sending the same key and scan again returns the saved answer (replayed: true), so a door that retries after a timeout sees its own admission, not ALREADY_CHECKED_IN; the same key with another scan is idempotency_conflict. The code's case and spaces around it, and a direction left at its default, do not make the scan another. Plays the part of REST's Idempotency-Key header.
+  """
+  idempotencyKey: String
+  "Required: the code the scanner read, the payload of the ticket's QR code (IssuedTicket.code); at most 128 characters. Case and spaces around it are ignored."
+  code: String
+  "Required: the event date the door admits to, a date of the scanner key's event (else event_date_not_found)."
+  eventdateId: Int
+  "ENTRY (the default) or EXIT."
+  direction: CheckInDirection
+  "Optional: the gate's name, shown to door staff and in the ticket's record; at most 64 characters, no control characters."
+  gate: String
+  "Optional: when an offline scan was made, to record it with its own time: not more than 5 minutes ahead of the server's clock, not more than 7 days old. Omitted: now."
+  scannedAt: DateTime
+}
+
+"What checkIn answers when it ran."
+type CheckInPayload {
+  "The scan as decided and recorded, admitted or rejected; null when userErrors is not empty."
+  checkIn: CheckIn
+  "True when this is the saved answer of an earlier scan with the same idempotencyKey and scan; nothing new was recorded. REST's Idempotent-Replayed header."
+  replayed: Boolean!
+  """
+  Why the request is not a scan; empty when checkIn is set. Codes: validation_failed (field ["input", "code"], ["input", "scannedAt"], …), invalid_idempotency_key and idempotency_conflict (field ["input", "idempotencyKey"]), event_date_not_found (field ["input", "eventdateId"]). Refusals are not saved with the idempotencyKey: fix the input and send it again with the same key.
+  """
+  userErrors: [UserError!]!
+}
+
+"One scan at the door as decided and recorded (REST: the Check-in object)."
+type CheckIn {
+  "The scan's id, chk_…"
+  id: ID!
+  "ADMITTED: the ticket went in (or out, for EXIT); REJECTED: it did not, and reason says why."
+  result: CheckInResult!
+  "Why the scan was rejected; null when admitted."
+  reason: CheckInReason
+  "Whether the scan was at the way in or the way out."
+  direction: CheckInDirection!
+  "The gate's name as the door sent it; null when none."
+  gate: String
+  "When the scan was made: the offline scan's scannedAt, or when the server recorded it (UTC)."
+  scannedAt: DateTime!
+  "The ticket scanned, as it stands after the scan; null for UNKNOWN_CODE."
+  ticket: IssuedTicket
+  "For ALREADY_CHECKED_IN: the admission that stands (when and at which gate); null otherwise."
+  previous: CheckInPrevious
+}
+
+"The admission that lets a ticket in, as an ALREADY_CHECKED_IN scan names it."
+type CheckInPrevious {
+  "When that admission was scanned (UTC)."
+  scannedAt: DateTime!
+  "The gate of that admission; null when it named none."
+  gate: String
+}
+
+"Whether a scan admits or lets out. REST: lower case."
+enum CheckInDirection {
+  "The way in: admits a ticket that is not inside."
+  ENTRY
+  "The way out: lets a ticket that is inside out, so it may enter again."
+  EXIT
+}
+
+"What a scan did. REST: lower case."
+enum CheckInResult {
+  "The ticket went in (or out, for an EXIT)."
+  ADMITTED
+  "The ticket did not; CheckIn.reason says why."
+  REJECTED
+}
+
+"Why a scan was rejected, in the order the reasons are checked. REST: lower case."
+enum CheckInReason {
+  "No ticket has this code in the key's environment (a live ticket's code read by a test key included; ticket is then null)."
+  UNKNOWN_CODE
+  "A live scanner key read a test ticket's code."
+  TEST_TICKET
+  "The ticket is for another event than the scanner key's."
+  WRONG_EVENT
+  "The ticket is for another date of this event than eventdateId."
+  WRONG_DATE
+  "The ticket was voided (refunded or cancelled): never admitted."
+  VOID
+  "An ENTRY of a ticket that is inside (admitted, and no EXIT since); previous names the admission that stands."
+  ALREADY_CHECKED_IN
+  "An EXIT of a ticket that is not inside."
+  NOT_INSIDE
+}
+
+"The door's numbers of one event date in the scanner key's environment (REST: GET /api/v1/check-ins/stats)."
+type CheckInStats {
+  "The event date, as in EventDate.id (REST: eventdate_id)."
+  eventdateId: Int!
+  "Tickets issued for the date and not void."
+  issued: Int!
+  "Of them, those admitted at least once."
+  checkedIn: Int!
+  "Of them, those inside now (admitted, and no EXIT since)."
+  inside: Int!
+  "Scans of the date that were rejected."
+  rejectedScans: Int!
 }
 
 "Which orders Query.orders returns; every field given must match."
@@ -2259,11 +2563,12 @@ type Ticket {
 """
 Live updates, over WebSocket at /graphql with the graphql-transport-ws
 protocol (the graphql-ws client): send the key in connection_init's payload,
-as {"X-API-Key": "svc_test_…"} or {"apiKey": "svc_test_…"}. Each
-subscription first sends the current value, then each change; a client that
-falls behind gets the latest value, not every one in between. An app may
-hold a bounded number of connections and subscriptions on each server
-(subscription_limit_reached).
+as {"X-API-Key": "svc_test_…"} or {"apiKey": "svc_test_…"}. orderUpdated
+and availabilityChanged first send the current value, then each change; a
+client that falls behind gets the latest value, not every one in between.
+checkIns sends every scan, none skipped. An app, and each scanner key on
+its own, may hold a bounded number of connections and subscriptions on
+each server (subscription_limit_reached).
 """
 type Subscription {
   """
@@ -2279,6 +2584,10 @@ type Subscription {
   subscription_limit_reached.
   """
   availabilityChanged("The event date, as in EventDate.id." eventDateId: Int!): DateAvailability!
+  """
+  Every scan of a date of the scanner key's event, in the key's environment, as it is recorded by any door through any server: each as its door got it, once, in the order the scans became final, from the moment the subscription starts (it sends no current value: read checkInStats for the numbers). A client that falls behind gets every scan, late. Scanner keys only: an app's key gets scanner_key_required. Errors: event_date_not_found, subscription_limit_reached.
+  """
+  checkIns("The event date, as in EventDate.id: a date of the scanner key's event." eventDateId: Int!): CheckIn!
 }
 
 "The live availability of the tickets of one event date."
@@ -2344,6 +2653,66 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_CheckIn(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_CheckIn_id(ctx, field)
+	case "result":
+		return ec.fieldContext_CheckIn_result(ctx, field)
+	case "reason":
+		return ec.fieldContext_CheckIn_reason(ctx, field)
+	case "direction":
+		return ec.fieldContext_CheckIn_direction(ctx, field)
+	case "gate":
+		return ec.fieldContext_CheckIn_gate(ctx, field)
+	case "scannedAt":
+		return ec.fieldContext_CheckIn_scannedAt(ctx, field)
+	case "ticket":
+		return ec.fieldContext_CheckIn_ticket(ctx, field)
+	case "previous":
+		return ec.fieldContext_CheckIn_previous(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CheckIn", field.Name)
+}
+
+func (ec *executionContext) childFields_CheckInPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "checkIn":
+		return ec.fieldContext_CheckInPayload_checkIn(ctx, field)
+	case "replayed":
+		return ec.fieldContext_CheckInPayload_replayed(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_CheckInPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CheckInPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_CheckInPrevious(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "scannedAt":
+		return ec.fieldContext_CheckInPrevious_scannedAt(ctx, field)
+	case "gate":
+		return ec.fieldContext_CheckInPrevious_gate(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CheckInPrevious", field.Name)
+}
+
+func (ec *executionContext) childFields_CheckInStats(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "eventdateId":
+		return ec.fieldContext_CheckInStats_eventdateId(ctx, field)
+	case "issued":
+		return ec.fieldContext_CheckInStats_issued(ctx, field)
+	case "checkedIn":
+		return ec.fieldContext_CheckInStats_checkedIn(ctx, field)
+	case "inside":
+		return ec.fieldContext_CheckInStats_inside(ctx, field)
+	case "rejectedScans":
+		return ec.fieldContext_CheckInStats_rejectedScans(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CheckInStats", field.Name)
+}
 
 func (ec *executionContext) childFields_CheckoutSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -2947,6 +3316,20 @@ func (ec *executionContext) field_Event_dates_args(ctx context.Context, rawArgs 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_checkIn_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CheckInInput, error) {
+			return ec.unmarshalNCheckInInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckInInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createCheckoutSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2986,6 +3369,20 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_checkInStats_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "eventDateId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["eventDateId"] = arg0
 	return args, nil
 }
 
@@ -3315,6 +3712,20 @@ func (ec *executionContext) field_Subscription_availabilityChanged_args(ctx cont
 	return args, nil
 }
 
+func (ec *executionContext) field_Subscription_checkIns_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "eventDateId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["eventDateId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Subscription_orderUpdated_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3389,18 +3800,340 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 
 // region    **************************** field.gotpl *****************************
 
+func (ec *executionContext) _CheckIn_id(ctx context.Context, field graphql.CollectedField, obj *model.CheckIn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckIn_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckIn_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckIn", field, false, false, errNoChildren0)
+}
+
+func (ec *executionContext) _CheckIn_result(ctx context.Context, field graphql.CollectedField, obj *model.CheckIn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckIn_result(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Result, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNCheckInResult2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckIn_result(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckIn", field, false, false, errNoChildren1)
+}
+
+func (ec *executionContext) _CheckIn_reason(ctx context.Context, field graphql.CollectedField, obj *model.CheckIn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckIn_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOCheckInReason2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckIn_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckIn", field, false, false, errNoChildren2)
+}
+
+func (ec *executionContext) _CheckIn_direction(ctx context.Context, field graphql.CollectedField, obj *model.CheckIn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckIn_direction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Direction, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNCheckInDirection2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckIn_direction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckIn", field, false, false, errNoChildren3)
+}
+
+func (ec *executionContext) _CheckIn_gate(ctx context.Context, field graphql.CollectedField, obj *model.CheckIn) (ret graphql.Marshaler) {
+	return optString(obj.Gate)
+}
+func (ec *executionContext) fieldContext_CheckIn_gate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckIn", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _CheckIn_scannedAt(ctx context.Context, field graphql.CollectedField, obj *model.CheckIn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckIn_scannedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScannedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDateTime2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckIn_scannedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckIn", field, false, false, errNoChildren5)
+}
+
+func (ec *executionContext) _CheckIn_ticket(ctx context.Context, field graphql.CollectedField, obj *model.CheckIn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckIn_ticket(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ticket, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IssuedTicket) graphql.Marshaler {
+			return ec.marshalOIssuedTicket2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐIssuedTicket(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckIn_ticket(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CheckIn",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IssuedTicket(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CheckIn_previous(ctx context.Context, field graphql.CollectedField, obj *model.CheckIn) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckIn_previous(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Previous, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CheckInPrevious) graphql.Marshaler {
+			return ec.marshalOCheckInPrevious2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckInPrevious(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckIn_previous(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CheckIn",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CheckInPrevious(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CheckInPayload_checkIn(ctx context.Context, field graphql.CollectedField, obj *model.CheckInPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckInPayload_checkIn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheckIn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CheckIn) graphql.Marshaler {
+			return ec.marshalOCheckIn2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckIn(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckInPayload_checkIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CheckInPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CheckIn(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CheckInPayload_replayed(ctx context.Context, field graphql.CollectedField, obj *model.CheckInPayload) (ret graphql.Marshaler) {
+	return (*boolValue)(&obj.Replayed)
+}
+func (ec *executionContext) fieldContext_CheckInPayload_replayed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckInPayload", field, false, false, errNoChildren6)
+}
+
+func (ec *executionContext) _CheckInPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *model.CheckInPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckInPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckInPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CheckInPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CheckInPrevious_scannedAt(ctx context.Context, field graphql.CollectedField, obj *model.CheckInPrevious) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckInPrevious_scannedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScannedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDateTime2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckInPrevious_scannedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckInPrevious", field, false, false, errNoChildren5)
+}
+
+func (ec *executionContext) _CheckInPrevious_gate(ctx context.Context, field graphql.CollectedField, obj *model.CheckInPrevious) (ret graphql.Marshaler) {
+	return optString(obj.Gate)
+}
+func (ec *executionContext) fieldContext_CheckInPrevious_gate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckInPrevious", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _CheckInStats_eventdateId(ctx context.Context, field graphql.CollectedField, obj *model.CheckInStats) (ret graphql.Marshaler) {
+	return (*intValue)(&obj.EventdateID)
+}
+func (ec *executionContext) fieldContext_CheckInStats_eventdateId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckInStats", field, false, false, errNoChildren7)
+}
+
+func (ec *executionContext) _CheckInStats_issued(ctx context.Context, field graphql.CollectedField, obj *model.CheckInStats) (ret graphql.Marshaler) {
+	return (*intValue)(&obj.Issued)
+}
+func (ec *executionContext) fieldContext_CheckInStats_issued(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckInStats", field, false, false, errNoChildren7)
+}
+
+func (ec *executionContext) _CheckInStats_checkedIn(ctx context.Context, field graphql.CollectedField, obj *model.CheckInStats) (ret graphql.Marshaler) {
+	return (*intValue)(&obj.CheckedIn)
+}
+func (ec *executionContext) fieldContext_CheckInStats_checkedIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckInStats", field, false, false, errNoChildren7)
+}
+
+func (ec *executionContext) _CheckInStats_inside(ctx context.Context, field graphql.CollectedField, obj *model.CheckInStats) (ret graphql.Marshaler) {
+	return (*intValue)(&obj.Inside)
+}
+func (ec *executionContext) fieldContext_CheckInStats_inside(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckInStats", field, false, false, errNoChildren7)
+}
+
+func (ec *executionContext) _CheckInStats_rejectedScans(ctx context.Context, field graphql.CollectedField, obj *model.CheckInStats) (ret graphql.Marshaler) {
+	return (*intValue)(&obj.RejectedScans)
+}
+func (ec *executionContext) fieldContext_CheckInStats_rejectedScans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckInStats", field, false, false, errNoChildren7)
+}
+
 func (ec *executionContext) _CheckoutSession_orderReference(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.OrderReference)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_orderReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _CheckoutSession_checkoutUrl(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
 	return optString(obj.CheckoutURL)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_checkoutUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _CheckoutSession_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
@@ -3423,7 +4156,7 @@ func (ec *executionContext) _CheckoutSession_expiresAt(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _CheckoutSession_status(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
@@ -3446,7 +4179,7 @@ func (ec *executionContext) _CheckoutSession_status(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren2)
+	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren8)
 }
 
 func (ec *executionContext) _CheckoutSession_environment(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
@@ -3469,21 +4202,21 @@ func (ec *executionContext) _CheckoutSession_environment(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_environment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren3)
+	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren9)
 }
 
 func (ec *executionContext) _CheckoutSession_requiresPayment(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
 	return (*boolValue)(&obj.RequiresPayment)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_requiresPayment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) _CheckoutSession_totalAmount(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
 	return optString(obj.TotalAmount)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _CheckoutSession_totalMoney(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
@@ -3522,7 +4255,7 @@ func (ec *executionContext) _CheckoutSession_paymentReference(ctx context.Contex
 	return optString(obj.PaymentReference)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_paymentReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _CreateCheckoutSessionPayload_checkoutSession(ctx context.Context, field graphql.CollectedField, obj *model.CreateCheckoutSessionPayload) (ret graphql.Marshaler) {
@@ -3561,7 +4294,7 @@ func (ec *executionContext) _CreateCheckoutSessionPayload_replayed(ctx context.C
 	return (*boolValue)(&obj.Replayed)
 }
 func (ec *executionContext) fieldContext_CreateCheckoutSessionPayload_replayed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CreateCheckoutSessionPayload", field, false, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("CreateCheckoutSessionPayload", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) _CreateCheckoutSessionPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *model.CreateCheckoutSessionPayload) (ret graphql.Marshaler) {
@@ -3600,35 +4333,35 @@ func (ec *executionContext) _CursorPageInfo_hasNextPage(ctx context.Context, fie
 	return (*boolValue)(&obj.HasNextPage)
 }
 func (ec *executionContext) fieldContext_CursorPageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) _CursorPageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.CursorPageInfo) (ret graphql.Marshaler) {
 	return (*boolValue)(&obj.HasPreviousPage)
 }
 func (ec *executionContext) fieldContext_CursorPageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) _CursorPageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.CursorPageInfo) (ret graphql.Marshaler) {
 	return optString(obj.StartCursor)
 }
 func (ec *executionContext) fieldContext_CursorPageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _CursorPageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.CursorPageInfo) (ret graphql.Marshaler) {
 	return optString(obj.EndCursor)
 }
 func (ec *executionContext) fieldContext_CursorPageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _DateAvailability_eventDateId(ctx context.Context, field graphql.CollectedField, obj *model.DateAvailability) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.EventDateID)
 }
 func (ec *executionContext) fieldContext_DateAvailability_eventDateId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DateAvailability", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("DateAvailability", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _DateAvailability_tickets(ctx context.Context, field graphql.CollectedField, obj *model.DateAvailability) (ret graphql.Marshaler) {
@@ -3667,91 +4400,91 @@ func (ec *executionContext) _Event_id(ctx context.Context, field graphql.Collect
 	return (*intValue)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _Event_reference(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Reference)
 }
 func (ec *executionContext) fieldContext_Event_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Event_name(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Name)
 }
 func (ec *executionContext) fieldContext_Event_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Event_slug(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Slug)
 }
 func (ec *executionContext) fieldContext_Event_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Event_description(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
 	return optString(obj.Description)
 }
 func (ec *executionContext) fieldContext_Event_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Event_imageUrl(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
 	return optString(obj.ImageURL)
 }
 func (ec *executionContext) fieldContext_Event_imageUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Event_activeDatesCount(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.ActiveDatesCount)
 }
 func (ec *executionContext) fieldContext_Event_activeDatesCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _Event_hasMultipleDates(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
 	return (*boolValue)(&obj.HasMultipleDates)
 }
 func (ec *executionContext) fieldContext_Event_hasMultipleDates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) _Event_ussdCode(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
 	return optString(obj.USSDCode)
 }
 func (ec *executionContext) fieldContext_Event_ussdCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Event_ussdFullCode(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
 	return optString(obj.USSDFullCode)
 }
 func (ec *executionContext) fieldContext_Event_ussdFullCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Event_hasUssd(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
 	return (*boolValue)(&obj.HasUSSD)
 }
 func (ec *executionContext) fieldContext_Event_hasUssd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) _Event_nextStartdate(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
 	return optString(obj.NextStartdate)
 }
 func (ec *executionContext) fieldContext_Event_nextStartdate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Event_lastEnddate(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
 	return optString(obj.LastEnddate)
 }
 func (ec *executionContext) fieldContext_Event_lastEnddate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Event_nextStartdateIso(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -3774,7 +4507,7 @@ func (ec *executionContext) _Event_nextStartdateIso(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Event_nextStartdateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Event_lastEnddateIso(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -3797,28 +4530,28 @@ func (ec *executionContext) _Event_lastEnddateIso(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Event_lastEnddateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Event_nextStartdateDisplay(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
 	return optString(obj.NextStartdateDisplay)
 }
 func (ec *executionContext) fieldContext_Event_nextStartdateDisplay(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Event_lastEnddateDisplay(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
 	return optString(obj.LastEnddateDisplay)
 }
 func (ec *executionContext) fieldContext_Event_lastEnddateDisplay(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Event_timezone(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Timezone)
 }
 func (ec *executionContext) fieldContext_Event_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Event_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -3841,7 +4574,7 @@ func (ec *executionContext) _Event_createdAt(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Event_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Event_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -3864,7 +4597,7 @@ func (ec *executionContext) _Event_updatedAt(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Event_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Event_pricing(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
@@ -4011,42 +4744,42 @@ func (ec *executionContext) _EventConnection_timezone(ctx context.Context, field
 	return (*stringValue)(&obj.Timezone)
 }
 func (ec *executionContext) fieldContext_EventConnection_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventConnection", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("EventConnection", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _EventDate_id(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_EventDate_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _EventDate_reference(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Reference)
 }
 func (ec *executionContext) fieldContext_EventDate_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _EventDate_eventId(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.EventID)
 }
 func (ec *executionContext) fieldContext_EventDate_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _EventDate_startdate(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Startdate)
 }
 func (ec *executionContext) fieldContext_EventDate_startdate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _EventDate_enddate(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Enddate)
 }
 func (ec *executionContext) fieldContext_EventDate_enddate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _EventDate_startdateIso(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -4069,7 +4802,7 @@ func (ec *executionContext) _EventDate_startdateIso(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_startdateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _EventDate_enddateIso(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -4092,91 +4825,91 @@ func (ec *executionContext) _EventDate_enddateIso(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_EventDate_enddateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _EventDate_startdateDisplay(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
 	return optString(obj.StartdateDisplay)
 }
 func (ec *executionContext) fieldContext_EventDate_startdateDisplay(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _EventDate_enddateDisplay(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
 	return optString(obj.EnddateDisplay)
 }
 func (ec *executionContext) fieldContext_EventDate_enddateDisplay(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _EventDate_online(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
 	return (*boolValue)(&obj.Online)
 }
 func (ec *executionContext) fieldContext_EventDate_online(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) _EventDate_venueId(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
 	return optInt(obj.VenueID)
 }
 func (ec *executionContext) fieldContext_EventDate_venueId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _EventDate_venueName(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
 	return optString(obj.VenueName)
 }
 func (ec *executionContext) fieldContext_EventDate_venueName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _EventDate_venueSlug(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
 	return optString(obj.VenueSlug)
 }
 func (ec *executionContext) fieldContext_EventDate_venueSlug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _EventDate_venueStreet(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
 	return optString(obj.VenueStreet)
 }
 func (ec *executionContext) fieldContext_EventDate_venueStreet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _EventDate_venueCity(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
 	return optString(obj.VenueCity)
 }
 func (ec *executionContext) fieldContext_EventDate_venueCity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _EventDate_venueState(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
 	return optString(obj.VenueState)
 }
 func (ec *executionContext) fieldContext_EventDate_venueState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _EventDate_venueLat(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
 	return ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.VenueLat)
 }
 func (ec *executionContext) fieldContext_EventDate_venueLat(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren6)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren10)
 }
 
 func (ec *executionContext) _EventDate_venueLng(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
 	return ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.VenueLng)
 }
 func (ec *executionContext) fieldContext_EventDate_venueLng(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren6)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren10)
 }
 
 func (ec *executionContext) _EventDate_timezone(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Timezone)
 }
 func (ec *executionContext) fieldContext_EventDate_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _EventDate_venue(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
@@ -4247,7 +4980,7 @@ func (ec *executionContext) _EventEdge_cursor(ctx context.Context, field graphql
 	return (*stringValue)(&obj.Cursor)
 }
 func (ec *executionContext) fieldContext_EventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventEdge", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("EventEdge", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _EventEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.EventEdge) (ret graphql.Marshaler) {
@@ -4350,7 +5083,7 @@ func (ec *executionContext) _EventPage_timezone(ctx context.Context, field graph
 	return (*stringValue)(&obj.Timezone)
 }
 func (ec *executionContext) fieldContext_EventPage_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventPage", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("EventPage", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _ExpireCheckoutSessionPayload_order(ctx context.Context, field graphql.CollectedField, obj *model.ExpireCheckoutSessionPayload) (ret graphql.Marshaler) {
@@ -4437,56 +5170,56 @@ func (ec *executionContext) _IssuedTicket_id(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren7)
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren0)
 }
 
 func (ec *executionContext) _IssuedTicket_code(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Code)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _IssuedTicket_orderReference(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.OrderReference)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_orderReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _IssuedTicket_ticketId(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.TicketID)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_ticketId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _IssuedTicket_ticketName(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.TicketName)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_ticketName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _IssuedTicket_eventId(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.EventID)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _IssuedTicket_eventdateId(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.EventdateID)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_eventdateId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _IssuedTicket_position(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.Position)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _IssuedTicket_status(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
@@ -4509,7 +5242,7 @@ func (ec *executionContext) _IssuedTicket_status(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren8)
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren11)
 }
 
 func (ec *executionContext) _IssuedTicket_checkedInAt(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
@@ -4532,7 +5265,7 @@ func (ec *executionContext) _IssuedTicket_checkedInAt(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_checkedInAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _IssuedTicket_environment(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
@@ -4555,56 +5288,56 @@ func (ec *executionContext) _IssuedTicket_environment(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_environment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren3)
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren9)
 }
 
 func (ec *executionContext) _LineItem_ticketId(ctx context.Context, field graphql.CollectedField, obj *model.LineItem) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.TicketID)
 }
 func (ec *executionContext) fieldContext_LineItem_ticketId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LineItem", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("LineItem", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _LineItem_name(ctx context.Context, field graphql.CollectedField, obj *model.LineItem) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Name)
 }
 func (ec *executionContext) fieldContext_LineItem_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LineItem", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("LineItem", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _LineItem_quantity(ctx context.Context, field graphql.CollectedField, obj *model.LineItem) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.Quantity)
 }
 func (ec *executionContext) fieldContext_LineItem_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LineItem", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("LineItem", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _LineItem_unitPrice(ctx context.Context, field graphql.CollectedField, obj *model.LineItem) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.UnitPrice)
 }
 func (ec *executionContext) fieldContext_LineItem_unitPrice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LineItem", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("LineItem", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _LineItem_amount(ctx context.Context, field graphql.CollectedField, obj *model.LineItem) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Amount)
 }
 func (ec *executionContext) fieldContext_LineItem_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("LineItem", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("LineItem", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Money_amount(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Amount)
 }
 func (ec *executionContext) fieldContext_Money_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Money", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Money", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Money_currency(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Currency)
 }
 func (ec *executionContext) fieldContext_Money_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Money", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Money", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Mutation_createCheckoutSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -4695,11 +5428,55 @@ func (ec *executionContext) fieldContext_Mutation_expireCheckoutSession(ctx cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_checkIn(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_checkIn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CheckIn(ctx, fc.Args["input"].(model.CheckInInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CheckInPayload) graphql.Marshaler {
+			return ec.marshalOCheckInPayload2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckInPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_checkIn(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CheckInPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_checkIn_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Order_reference(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Reference)
 }
 func (ec *executionContext) fieldContext_Order_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Order_status(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
@@ -4722,21 +5499,21 @@ func (ec *executionContext) _Order_status(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Order_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren9)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren12)
 }
 
 func (ec *executionContext) _Order_statusCode(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.StatusCode)
 }
 func (ec *executionContext) fieldContext_Order_statusCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _Order_currency(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
 	return optString(obj.Currency)
 }
 func (ec *executionContext) fieldContext_Order_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Order_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
@@ -4759,7 +5536,7 @@ func (ec *executionContext) _Order_createdAt(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Order_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Order_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
@@ -4782,14 +5559,14 @@ func (ec *executionContext) _Order_updatedAt(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Order_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Order_paymentReference(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
 	return optString(obj.PaymentReference)
 }
 func (ec *executionContext) fieldContext_Order_paymentReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Order_environment(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
@@ -4812,35 +5589,35 @@ func (ec *executionContext) _Order_environment(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Order_environment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren3)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren9)
 }
 
 func (ec *executionContext) _Order_eventId(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.EventID)
 }
 func (ec *executionContext) fieldContext_Order_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _Order_eventdateId(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.EventdateID)
 }
 func (ec *executionContext) fieldContext_Order_eventdateId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _Order_totalAmount(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.TotalAmount)
 }
 func (ec *executionContext) fieldContext_Order_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Order_requiresPayment(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
 	return (*boolValue)(&obj.RequiresPayment)
 }
 func (ec *executionContext) fieldContext_Order_requiresPayment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) _Order_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
@@ -4863,14 +5640,14 @@ func (ec *executionContext) _Order_expiresAt(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Order_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Order_checkoutUrl(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
 	return optString(obj.CheckoutURL)
 }
 func (ec *executionContext) fieldContext_Order_checkoutUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Order_metadata(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
@@ -4893,7 +5670,7 @@ func (ec *executionContext) _Order_metadata(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Order_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren10)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren13)
 }
 
 func (ec *executionContext) _Order_items(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
@@ -4964,7 +5741,7 @@ func (ec *executionContext) _Order_ticketsUrl(ctx context.Context, field graphql
 	return optString(obj.TicketsURL)
 }
 func (ec *executionContext) fieldContext_Order_ticketsUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Order_ticketsEmail(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
@@ -5035,14 +5812,14 @@ func (ec *executionContext) _OrderChangePage_nextSince(ctx context.Context, fiel
 	return (*stringValue)(&obj.NextSince)
 }
 func (ec *executionContext) fieldContext_OrderChangePage_nextSince(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderChangePage", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("OrderChangePage", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _OrderChangePage_hasMore(ctx context.Context, field graphql.CollectedField, obj *model.OrderChangePage) (ret graphql.Marshaler) {
 	return (*boolValue)(&obj.HasMore)
 }
 func (ec *executionContext) fieldContext_OrderChangePage_hasMore(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderChangePage", field, false, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("OrderChangePage", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) _OrderConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.OrderConnection) (ret graphql.Marshaler) {
@@ -5113,7 +5890,7 @@ func (ec *executionContext) _OrderEdge_cursor(ctx context.Context, field graphql
 	return (*stringValue)(&obj.Cursor)
 }
 func (ec *executionContext) fieldContext_OrderEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrderEdge", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("OrderEdge", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _OrderEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.OrderEdge) (ret graphql.Marshaler) {
@@ -5152,63 +5929,63 @@ func (ec *executionContext) _PageNumbers_page(ctx context.Context, field graphql
 	return (*intValue)(&obj.Page)
 }
 func (ec *executionContext) fieldContext_PageNumbers_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _PageNumbers_perPage(ctx context.Context, field graphql.CollectedField, obj *model.PageNumbers) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.PerPage)
 }
 func (ec *executionContext) fieldContext_PageNumbers_perPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _PageNumbers_total(ctx context.Context, field graphql.CollectedField, obj *model.PageNumbers) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.Total)
 }
 func (ec *executionContext) fieldContext_PageNumbers_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _PageNumbers_totalPages(ctx context.Context, field graphql.CollectedField, obj *model.PageNumbers) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.TotalPages)
 }
 func (ec *executionContext) fieldContext_PageNumbers_totalPages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _PageNumbers_hasNext(ctx context.Context, field graphql.CollectedField, obj *model.PageNumbers) (ret graphql.Marshaler) {
 	return (*boolValue)(&obj.HasNext)
 }
 func (ec *executionContext) fieldContext_PageNumbers_hasNext(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) _PageNumbers_hasPrev(ctx context.Context, field graphql.CollectedField, obj *model.PageNumbers) (ret graphql.Marshaler) {
 	return (*boolValue)(&obj.HasPrev)
 }
 func (ec *executionContext) fieldContext_PageNumbers_hasPrev(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("PageNumbers", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) _PricingSummary_hasFreeTickets(ctx context.Context, field graphql.CollectedField, obj *model.PricingSummary) (ret graphql.Marshaler) {
 	return (*boolValue)(&obj.HasFreeTickets)
 }
 func (ec *executionContext) fieldContext_PricingSummary_hasFreeTickets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) _PricingSummary_hasPaidTickets(ctx context.Context, field graphql.CollectedField, obj *model.PricingSummary) (ret graphql.Marshaler) {
 	return (*boolValue)(&obj.HasPaidTickets)
 }
 func (ec *executionContext) fieldContext_PricingSummary_hasPaidTickets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) _PricingSummary_isEntirelyFree(ctx context.Context, field graphql.CollectedField, obj *model.PricingSummary) (ret graphql.Marshaler) {
 	return (*boolValue)(&obj.IsEntirelyFree)
 }
 func (ec *executionContext) fieldContext_PricingSummary_isEntirelyFree(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("PricingSummary", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) _Query_events(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -5563,6 +6340,50 @@ func (ec *executionContext) fieldContext_Query_orderChanges(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_checkInStats(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_checkInStats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().CheckInStats(ctx, fc.Args["eventDateId"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CheckInStats) graphql.Marshaler {
+			return ec.marshalOCheckInStats2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckInStats(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_checkInStats(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CheckInStats(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_checkInStats_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5727,53 +6548,97 @@ func (ec *executionContext) fieldContext_Subscription_availabilityChanged(ctx co
 	return fc, nil
 }
 
+func (ec *executionContext) _Subscription_checkIns(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_checkIns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().CheckIns(ctx, fc.Args["eventDateId"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CheckIn) graphql.Marshaler {
+			return ec.marshalNCheckIn2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckIn(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_checkIns(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CheckIn(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_checkIns_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Ticket_id(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Ticket_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _Ticket_reference(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Reference)
 }
 func (ec *executionContext) fieldContext_Ticket_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Ticket_eventdateId(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.EventdateID)
 }
 func (ec *executionContext) fieldContext_Ticket_eventdateId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _Ticket_name(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Name)
 }
 func (ec *executionContext) fieldContext_Ticket_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Ticket_description(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
 	return optString(obj.Description)
 }
 func (ec *executionContext) fieldContext_Ticket_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Ticket_free(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
 	return (*boolValue)(&obj.Free)
 }
 func (ec *executionContext) fieldContext_Ticket_free(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) _Ticket_price(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
 	return optString(obj.Price)
 }
 func (ec *executionContext) fieldContext_Ticket_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Ticket_priceMoney(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -5812,7 +6677,7 @@ func (ec *executionContext) _Ticket_promotionalprice(ctx context.Context, field 
 	return optString(obj.Promotionalprice)
 }
 func (ec *executionContext) fieldContext_Ticket_promotionalprice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Ticket_promotionalPriceMoney(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -5851,35 +6716,35 @@ func (ec *executionContext) _Ticket_quantity(ctx context.Context, field graphql.
 	return optInt(obj.Quantity)
 }
 func (ec *executionContext) fieldContext_Ticket_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _Ticket_quantityAvailable(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.QuantityAvailable)
 }
 func (ec *executionContext) fieldContext_Ticket_quantityAvailable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _Ticket_ticketsperattendee(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
 	return optInt(obj.Ticketsperattendee)
 }
 func (ec *executionContext) fieldContext_Ticket_ticketsperattendee(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _Ticket_salesstartdate(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
 	return optString(obj.Salesstartdate)
 }
 func (ec *executionContext) fieldContext_Ticket_salesstartdate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Ticket_salesenddate(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
 	return optString(obj.Salesenddate)
 }
 func (ec *executionContext) fieldContext_Ticket_salesenddate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Ticket_salesstartdateIso(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -5902,7 +6767,7 @@ func (ec *executionContext) _Ticket_salesstartdateIso(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_salesstartdateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Ticket_salesenddateIso(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -5925,35 +6790,35 @@ func (ec *executionContext) _Ticket_salesenddateIso(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_Ticket_salesenddateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Ticket_currency(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Currency)
 }
 func (ec *executionContext) fieldContext_Ticket_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Ticket_currencySymbol(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.CurrencySymbol)
 }
 func (ec *executionContext) fieldContext_Ticket_currencySymbol(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Ticket_isFree(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
 	return (*boolValue)(&obj.IsFree)
 }
 func (ec *executionContext) fieldContext_Ticket_isFree(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) _Ticket_effectivePrice(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.EffectivePrice)
 }
 func (ec *executionContext) fieldContext_Ticket_effectivePrice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Ticket_effectivePriceMoney(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
@@ -5992,28 +6857,28 @@ func (ec *executionContext) _Ticket_requiresPayment(ctx context.Context, field g
 	return (*boolValue)(&obj.RequiresPayment)
 }
 func (ec *executionContext) fieldContext_Ticket_requiresPayment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) _Ticket_timezone(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Timezone)
 }
 func (ec *executionContext) fieldContext_Ticket_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _TicketAvailability_ticketId(ctx context.Context, field graphql.CollectedField, obj *model.TicketAvailability) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.TicketID)
 }
 func (ec *executionContext) fieldContext_TicketAvailability_ticketId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TicketAvailability", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("TicketAvailability", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _TicketAvailability_quantityAvailable(ctx context.Context, field graphql.CollectedField, obj *model.TicketAvailability) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.QuantityAvailable)
 }
 func (ec *executionContext) fieldContext_TicketAvailability_quantityAvailable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TicketAvailability", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("TicketAvailability", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _TicketsEmail_status(ctx context.Context, field graphql.CollectedField, obj *model.TicketsEmail) (ret graphql.Marshaler) {
@@ -6036,7 +6901,7 @@ func (ec *executionContext) _TicketsEmail_status(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_TicketsEmail_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TicketsEmail", field, false, false, errNoChildren11)
+	return graphql.NewScalarFieldContext("TicketsEmail", field, false, false, errNoChildren14)
 }
 
 func (ec *executionContext) _TicketsEmail_sentAt(ctx context.Context, field graphql.CollectedField, obj *model.TicketsEmail) (ret graphql.Marshaler) {
@@ -6059,14 +6924,14 @@ func (ec *executionContext) _TicketsEmail_sentAt(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_TicketsEmail_sentAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TicketsEmail", field, false, false, errNoChildren1)
+	return graphql.NewScalarFieldContext("TicketsEmail", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _UserError_code(ctx context.Context, field graphql.CollectedField, obj *model.UserError) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Code)
 }
 func (ec *executionContext) fieldContext_UserError_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("UserError", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("UserError", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _UserError_field(ctx context.Context, field graphql.CollectedField, obj *model.UserError) (ret graphql.Marshaler) {
@@ -6089,84 +6954,84 @@ func (ec *executionContext) _UserError_field(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_UserError_field(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("UserError", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("UserError", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _UserError_message(ctx context.Context, field graphql.CollectedField, obj *model.UserError) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Message)
 }
 func (ec *executionContext) fieldContext_UserError_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("UserError", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("UserError", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Venue_id(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Venue_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren5)
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren7)
 }
 
 func (ec *executionContext) _Venue_reference(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Reference)
 }
 func (ec *executionContext) fieldContext_Venue_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Venue_name(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Name)
 }
 func (ec *executionContext) fieldContext_Venue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Venue_slug(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Slug)
 }
 func (ec *executionContext) fieldContext_Venue_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Venue_street(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
 	return optString(obj.Street)
 }
 func (ec *executionContext) fieldContext_Venue_street(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Venue_city(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
 	return optString(obj.City)
 }
 func (ec *executionContext) fieldContext_Venue_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Venue_state(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
 	return optString(obj.State)
 }
 func (ec *executionContext) fieldContext_Venue_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) _Venue_lat(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
 	return ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.Lat)
 }
 func (ec *executionContext) fieldContext_Venue_lat(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren6)
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren10)
 }
 
 func (ec *executionContext) _Venue_lng(ctx context.Context, field graphql.CollectedField, obj *model.Venue) (ret graphql.Marshaler) {
 	return ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.Lng)
 }
 func (ec *executionContext) fieldContext_Venue_lng(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren6)
+	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren10)
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Name)
 }
 func (ec *executionContext) fieldContext___Directive_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___Directive_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -6189,14 +7054,14 @@ func (ec *executionContext) ___Directive_description(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext___Directive_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, true, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("__Directive", field, true, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return (*boolValue)(&obj.IsRepeatable)
 }
 func (ec *executionContext) fieldContext___Directive_isRepeatable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren6)
 }
 
 func (ec *executionContext) ___Directive_locations(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -6219,7 +7084,7 @@ func (ec *executionContext) ___Directive_locations(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext___Directive_locations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren12)
+	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren15)
 }
 
 func (ec *executionContext) ___Directive_args(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -6269,7 +7134,7 @@ func (ec *executionContext) ___EnumValue_name(ctx context.Context, field graphql
 	return (*stringValue)(&obj.Name)
 }
 func (ec *executionContext) fieldContext___EnumValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("__EnumValue", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___EnumValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
@@ -6292,7 +7157,7 @@ func (ec *executionContext) ___EnumValue_description(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___EnumValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
@@ -6315,7 +7180,7 @@ func (ec *executionContext) ___EnumValue_isDeprecated(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errNoChildren6)
 }
 
 func (ec *executionContext) ___EnumValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
@@ -6338,14 +7203,14 @@ func (ec *executionContext) ___EnumValue_deprecationReason(ctx context.Context, 
 	)
 }
 func (ec *executionContext) fieldContext___EnumValue_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Name)
 }
 func (ec *executionContext) fieldContext___Field_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("__Field", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___Field_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -6368,7 +7233,7 @@ func (ec *executionContext) ___Field_description(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext___Field_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, true, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("__Field", field, true, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___Field_args(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -6466,7 +7331,7 @@ func (ec *executionContext) ___Field_isDeprecated(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext___Field_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, true, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("__Field", field, true, false, errNoChildren6)
 }
 
 func (ec *executionContext) ___Field_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
@@ -6489,14 +7354,14 @@ func (ec *executionContext) ___Field_deprecationReason(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext___Field_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Field", field, true, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("__Field", field, true, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Name)
 }
 func (ec *executionContext) fieldContext___InputValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___InputValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -6519,7 +7384,7 @@ func (ec *executionContext) ___InputValue_description(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___InputValue_type(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -6558,7 +7423,7 @@ func (ec *executionContext) ___InputValue_defaultValue(ctx context.Context, fiel
 	return optString(obj.DefaultValue)
 }
 func (ec *executionContext) fieldContext___InputValue_defaultValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("__InputValue", field, false, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___InputValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -6581,7 +7446,7 @@ func (ec *executionContext) ___InputValue_isDeprecated(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errNoChildren6)
 }
 
 func (ec *executionContext) ___InputValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
@@ -6604,7 +7469,7 @@ func (ec *executionContext) ___InputValue_deprecationReason(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext___InputValue_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("__InputValue", field, true, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___Schema_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
@@ -6627,7 +7492,7 @@ func (ec *executionContext) ___Schema_description(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext___Schema_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Schema", field, true, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("__Schema", field, true, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___Schema_types(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
@@ -6810,7 +7675,7 @@ func (ec *executionContext) ___Type_kind(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext___Type_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren13)
+	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren16)
 }
 
 func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -6833,7 +7698,7 @@ func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext___Type_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___Type_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -6856,7 +7721,7 @@ func (ec *executionContext) ___Type_description(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext___Type_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___Type_specifiedByURL(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -6879,7 +7744,7 @@ func (ec *executionContext) ___Type_specifiedByURL(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext___Type_specifiedByURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren0)
+	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren4)
 }
 
 func (ec *executionContext) ___Type_fields(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -7118,12 +7983,77 @@ func (ec *executionContext) ___Type_isOneOf(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren4)
+	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren6)
 }
 
 // endregion **************************** field.gotpl *****************************
 
 // region    **************************** input.gotpl *****************************
+
+func (ec *executionContext) unmarshalInputCheckInInput(ctx context.Context, obj any) (model.CheckInInput, error) {
+	var it model.CheckInInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"idempotencyKey", "code", "eventdateId", "direction", "gate", "scannedAt"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		case "code":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("code"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Code = data
+		case "eventdateId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eventdateId"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EventdateID = data
+		case "direction":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("direction"))
+			data, err := ec.unmarshalOCheckInDirection2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Direction = data
+		case "gate":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gate"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Gate = data
+		case "scannedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scannedAt"))
+			data, err := ec.unmarshalODateTime2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ScannedAt = data
+		}
+	}
+	return it, nil
+}
 
 func (ec *executionContext) unmarshalInputCheckoutItemInput(ctx context.Context, obj any) (model.CheckoutItemInput, error) {
 	var it model.CheckoutItemInput
@@ -7366,6 +8296,232 @@ func (ec *executionContext) unmarshalInputOrderFilter(ctx context.Context, obj a
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var checkInImplementors = []string{"CheckIn"}
+
+func (ec *executionContext) _CheckIn(ctx context.Context, sel ast.SelectionSet, obj *model.CheckIn) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, checkInImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CheckIn")
+		case "id":
+			out.Values[i] = ec._CheckIn_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "result":
+			out.Values[i] = ec._CheckIn_result(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._CheckIn_reason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "direction":
+			out.Values[i] = ec._CheckIn_direction(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gate":
+			out.Values[i] = ec._CheckIn_gate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "scannedAt":
+			out.Values[i] = ec._CheckIn_scannedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ticket":
+			out.Values[i] = ec._CheckIn_ticket(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "previous":
+			out.Values[i] = ec._CheckIn_previous(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return objectFields{fields: fields, values: out.Values}
+}
+
+var checkInPayloadImplementors = []string{"CheckInPayload"}
+
+func (ec *executionContext) _CheckInPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CheckInPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, checkInPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CheckInPayload")
+		case "checkIn":
+			out.Values[i] = ec._CheckInPayload_checkIn(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "replayed":
+			out.Values[i] = ec._CheckInPayload_replayed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._CheckInPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return objectFields{fields: fields, values: out.Values}
+}
+
+var checkInPreviousImplementors = []string{"CheckInPrevious"}
+
+func (ec *executionContext) _CheckInPrevious(ctx context.Context, sel ast.SelectionSet, obj *model.CheckInPrevious) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, checkInPreviousImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CheckInPrevious")
+		case "scannedAt":
+			out.Values[i] = ec._CheckInPrevious_scannedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "gate":
+			out.Values[i] = ec._CheckInPrevious_gate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return objectFields{fields: fields, values: out.Values}
+}
+
+var checkInStatsImplementors = []string{"CheckInStats"}
+
+func (ec *executionContext) _CheckInStats(ctx context.Context, sel ast.SelectionSet, obj *model.CheckInStats) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, checkInStatsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CheckInStats")
+		case "eventdateId":
+			out.Values[i] = ec._CheckInStats_eventdateId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "issued":
+			out.Values[i] = ec._CheckInStats_issued(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "checkedIn":
+			out.Values[i] = ec._CheckInStats_checkedIn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "inside":
+			out.Values[i] = ec._CheckInStats_inside(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rejectedScans":
+			out.Values[i] = ec._CheckInStats_rejectedScans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return objectFields{fields: fields, values: out.Values}
+}
 
 var checkoutSessionImplementors = []string{"CheckoutSession"}
 
@@ -8398,6 +9554,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "checkIn":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_checkIn(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8995,6 +10158,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "checkInStats":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_checkInStats(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -9049,6 +10234,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_orderUpdated(ctx, fields[0])
 	case "availabilityChanged":
 		return ec._Subscription_availabilityChanged(ctx, fields[0])
+	case "checkIns":
+		return ec._Subscription_checkIns(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -9838,6 +11025,53 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNCheckIn2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckIn(ctx context.Context, sel ast.SelectionSet, v *model.CheckIn) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CheckIn(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCheckInDirection2string(ctx context.Context, v any) (string, error) {
+	res, err := model.UnmarshalCheckInDirection(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCheckInDirection2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalCheckInDirection(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNCheckInInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckInInput(ctx context.Context, v any) (model.CheckInInput, error) {
+	res, err := ec.unmarshalInputCheckInInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCheckInResult2string(ctx context.Context, v any) (string, error) {
+	res, err := model.UnmarshalCheckInResult(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCheckInResult2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalCheckInResult(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNCheckoutSessionStatus2string(ctx context.Context, v any) (string, error) {
 	res, err := model.UnmarshalCheckoutSessionStatus(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -10544,6 +11778,70 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) marshalOCheckIn2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckIn(ctx context.Context, sel ast.SelectionSet, v *model.CheckIn) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CheckIn(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCheckInDirection2ᚖstring(ctx context.Context, v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := model.UnmarshalCheckInDirection(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCheckInDirection2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := model.MarshalCheckInDirection(*v)
+	return res
+}
+
+func (ec *executionContext) marshalOCheckInPayload2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckInPayload(ctx context.Context, sel ast.SelectionSet, v *model.CheckInPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CheckInPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOCheckInPrevious2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckInPrevious(ctx context.Context, sel ast.SelectionSet, v *model.CheckInPrevious) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CheckInPrevious(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCheckInReason2ᚖstring(ctx context.Context, v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := model.UnmarshalCheckInReason(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCheckInReason2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := model.MarshalCheckInReason(*v)
+	return res
+}
+
+func (ec *executionContext) marshalOCheckInStats2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckInStats(ctx context.Context, sel ast.SelectionSet, v *model.CheckInStats) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CheckInStats(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOCheckoutItemInput2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckoutItemInput(ctx context.Context, v any) ([]*model.CheckoutItemInput, error) {
 	if v == nil {
 		return nil, nil
@@ -10680,6 +11978,13 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	_ = ctx
 	res := graphql.MarshalInt(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOIssuedTicket2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐIssuedTicket(ctx context.Context, sel ast.SelectionSet, v *model.IssuedTicket) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._IssuedTicket(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOMap2interface(ctx context.Context, v any) (any, error) {
@@ -10894,18 +12199,21 @@ func (ec *executionContext) marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgen�
 
 // Errors of scalar field contexts, made once (graph/sequential).
 var (
-	errNoChildren0  = errors.New("field of type String does not have child fields")
-	errNoChildren1  = errors.New("field of type DateTime does not have child fields")
-	errNoChildren10 = errors.New("field of type Map does not have child fields")
-	errNoChildren11 = errors.New("field of type TicketsEmailStatus does not have child fields")
-	errNoChildren12 = errors.New("field of type __DirectiveLocation does not have child fields")
-	errNoChildren13 = errors.New("field of type __TypeKind does not have child fields")
-	errNoChildren2  = errors.New("field of type CheckoutSessionStatus does not have child fields")
-	errNoChildren3  = errors.New("field of type Environment does not have child fields")
-	errNoChildren4  = errors.New("field of type Boolean does not have child fields")
-	errNoChildren5  = errors.New("field of type Int does not have child fields")
-	errNoChildren6  = errors.New("field of type Float does not have child fields")
-	errNoChildren7  = errors.New("field of type ID does not have child fields")
-	errNoChildren8  = errors.New("field of type IssuedTicketStatus does not have child fields")
-	errNoChildren9  = errors.New("field of type OrderStatus does not have child fields")
+	errNoChildren0  = errors.New("field of type ID does not have child fields")
+	errNoChildren1  = errors.New("field of type CheckInResult does not have child fields")
+	errNoChildren10 = errors.New("field of type Float does not have child fields")
+	errNoChildren11 = errors.New("field of type IssuedTicketStatus does not have child fields")
+	errNoChildren12 = errors.New("field of type OrderStatus does not have child fields")
+	errNoChildren13 = errors.New("field of type Map does not have child fields")
+	errNoChildren14 = errors.New("field of type TicketsEmailStatus does not have child fields")
+	errNoChildren15 = errors.New("field of type __DirectiveLocation does not have child fields")
+	errNoChildren16 = errors.New("field of type __TypeKind does not have child fields")
+	errNoChildren2  = errors.New("field of type CheckInReason does not have child fields")
+	errNoChildren3  = errors.New("field of type CheckInDirection does not have child fields")
+	errNoChildren4  = errors.New("field of type String does not have child fields")
+	errNoChildren5  = errors.New("field of type DateTime does not have child fields")
+	errNoChildren6  = errors.New("field of type Boolean does not have child fields")
+	errNoChildren7  = errors.New("field of type Int does not have child fields")
+	errNoChildren8  = errors.New("field of type CheckoutSessionStatus does not have child fields")
+	errNoChildren9  = errors.New("field of type Environment does not have child fields")
 )

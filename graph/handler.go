@@ -28,8 +28,9 @@ const QueryCacheBytes = 16 << 20
 // their complexity estimates): GraphQL
 // over HTTP (httpTransport: POST, GET for queries; OPTIONS), subscriptions
 // over WebSocket (live), a parsed-query cache, introspection on, depth and
-// complexity limits, automatic persisted queries, errors shaped by Present
-// and panics turned into internal_error, plus any further extensions.
+// complexity limits, automatic persisted queries, each kind of key held
+// to its own fields (keyFields), errors shaped by Present and panics
+// turned into internal_error, plus any further extensions.
 func NewHandler(cfg Config, log *slog.Logger, limits DocumentLimits, live Live, exts ...graphql.HandlerExtension) http.Handler {
 	srv := handler.New(NewExecutableSchema(cfg))
 	if live.Hub != nil {
@@ -55,6 +56,7 @@ func NewHandler(cfg Config, log *slog.Logger, limits DocumentLimits, live Live, 
 	// After APQ has filled in the text, before gqlgen parses it.
 	srv.Use(documentGuard{limits: limits})
 	srv.Use(liveOperations{admit: live.Admit, log: log})
+	srv.Use(keyFields{})
 	srv.Use(answerLimits{})
 	for _, e := range exts {
 		srv.Use(e)
@@ -66,7 +68,8 @@ func NewHandler(cfg Config, log *slog.Logger, limits DocumentLimits, live Live, 
 		log.ErrorContext(ctx, "panic in GraphQL resolver", "panic", p, "stack", string(debug.Stack()))
 		return apperr.New(apperr.Internal, "Internal error.")
 	})
-	// Four operations a core (eight at least), half of them for one app.
+	// Four operations a core (eight at least), half of them for one
+	// account, or one scanner key.
 	slots := max(8, 4*runtime.GOMAXPROCS(0))
 	operations := readBody(bodyTimeout, admit(slots, slots/2, srv))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -22,12 +22,13 @@ import (
 // Live configures subscriptions: GraphQL over WebSocket at the GraphQL
 // endpoint (graphql-transport-ws), the key in connection_init's payload.
 type Live struct {
-	// Admit authenticates a key and counts it against the limits, as the
-	// HTTP admission does (admission.Gate.Admit): for connection_init and
+	// Admit authenticates a key, of either kind (keyFields holds each to
+	// its own fields), and counts it against the limits, as the HTTP
+	// admission does (admission.Gate.Admit): for connection_init and
 	// again for every subscribe.
 	Admit func(ctx context.Context, key string) (*auth.Principal, error)
-	// Hub bounds each app's connections and ends them at shutdown; nil
-	// serves no WebSocket.
+	// Hub bounds each app's, and each scanner key's, connections and ends
+	// them at shutdown; nil serves no WebSocket.
 	Hub *live.Hub
 	// InitTimeout bounds how long a connection may take to send
 	// connection_init.
@@ -81,7 +82,7 @@ func (l Live) transport(log *slog.Logger) transport.Websocket {
 			if err == nil {
 				var conn context.Context
 				var release func()
-				if conn, release, err = l.Hub.Connect(ctx, live.TenantOf(p.AccountID, p.AppID, p.Environment)); err == nil {
+				if conn, release, err = l.Hub.Connect(ctx, liveTenant(p)); err == nil {
 					ctx = auth.WithPrincipal(conn, p)
 					return context.WithValue(ctx, socketKey{}, &socket{key: key, release: release}), nil, nil
 				}
@@ -100,6 +101,15 @@ func (l Live) transport(log *slog.Logger) transport.Websocket {
 			}
 		},
 	}
+}
+
+// liveTenant is whom a connection counts against: the app (and its
+// account), or a scanner key on its own.
+func liveTenant(p *auth.Principal) live.Tenant {
+	if p.Scanner() {
+		return live.ScannerTenant(p.KeyID)
+	}
+	return live.TenantOf(p.AccountID, p.AppID, p.Environment)
 }
 
 // refusal is the error gqlgen reports for a refused connection: the code

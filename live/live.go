@@ -6,9 +6,11 @@
 // change any instance or process commits reaches every instance's
 // subscribers. Each topic is read once per change
 // however many follow it, every subscriber gets the latest value (a slow
-// one skips values, never blocks anyone), and each app, and each account's
-// apps together, may hold only a bounded number of connections and
-// subscriptions per instance.
+// one skips values, never blocks anyone), and each app, each account's
+// apps together, and each scanner key on its own, may hold only a bounded
+// number of connections and subscriptions per instance. A topic may
+// instead be watched (Watch): its followers are only woken, and each reads
+// its own way forward, so none skips anything.
 package live
 
 import (
@@ -18,6 +20,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/boxoffice/boxoffice/apperr"
@@ -63,21 +66,33 @@ func OrderTopic(reference string) Topic { return Topic{store.LiveOrder, referenc
 func StockTopic(dateID int64) Topic { return Topic{store.LiveStock, strconv.FormatInt(dateID, 10)} }
 
 // CheckInTopic is the scans of this event date in env: it changes with
-// every scan recorded, on any instance. Its value is meant to be the
-// latest scan's sequence (checkin.Service.LastSeq), the same whoever
-// asks; each subscriber then reads the scans after the last one it sent
-// (checkin.Service.Scans), so none is skipped however fast they come.
+// every scan recorded, on any instance. It is watched (Watch), not
+// subscribed: each watcher reads the scans after the last one it sent
+// (checkin.Feed), so none is skipped however fast they come.
 func CheckInTopic(env string, dateID int64) Topic {
 	return Topic{store.LiveCheckIn, store.LiveCheckInKey(env, dateID)}
 }
 
 // Tenant is whom connections and subscriptions are counted for: an app in
-// one environment, and the account that owns it in that environment.
-type Tenant struct{ App, Account string }
+// one environment, and the account that owns it in that environment; or
+// a door's scanner key, which is its own account.
+type Tenant struct {
+	App, Account string
+	// scanner marks a scanner key's tenant, for the refusals' wording.
+	scanner bool
+}
 
 // TenantOf names the tenant of an app of an account in env.
 func TenantOf(accountID, appID int64, env string) Tenant {
 	return Tenant{App: env + ":" + strconv.FormatInt(appID, 10), Account: env + ":" + strconv.FormatInt(accountID, 10)}
+}
+
+// ScannerTenant names the tenant of a scanner key: each door device is
+// bounded on its own, so one scanner's sockets never count against
+// another's, nor any app's (its names cannot be an app's).
+func ScannerTenant(scannerID int64) Tenant {
+	key := "scanner:" + strconv.FormatInt(scannerID, 10)
+	return Tenant{App: key, Account: key, scanner: true}
 }
 
 // Hub fans changes out to subscribers.
@@ -90,6 +105,8 @@ type Hub struct {
 	ctx    context.Context // ends with Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // refreshes and the poller
+
+	ticks atomic.Uint64 // the values of watched topics
 
 	mu       sync.Mutex
 	closed   bool
@@ -152,7 +169,7 @@ func (h *Hub) Connect(ctx context.Context, tenant Tenant) (context.Context, func
 		return nil, nil, errClosed
 	}
 	app, acc := h.usage(tenant)
-	if err := h.full(app.conns, acc.conns, h.cfg.MaxConnections, "connections", "close one"); err != nil {
+	if err := h.full(tenant, app.conns, acc.conns, h.cfg.MaxConnections, "connections", "close one"); err != nil {
 		h.forget(tenant)
 		return nil, nil, err
 	}
@@ -201,13 +218,18 @@ func (h *Hub) forget(tenant Tenant) {
 	drop(h.accounts, tenant.Account)
 }
 
-// full refuses one more connection or subscription (what) when the app
-// already holds most of them, or its account AccountMultiple times most.
+// full refuses one more connection or subscription (what) of tenant when
+// its app (or scanner key) already holds most of them, or its account
+// AccountMultiple times most.
 // Errors: subscription_limit_reached.
-func (h *Hub) full(app, account, most int, what, then string) error {
+func (h *Hub) full(tenant Tenant, app, account, most int, what, then string) error {
 	if app >= most {
+		who := "This app"
+		if tenant.scanner {
+			who = "This scanner key"
+		}
 		return apperr.New(apperr.SubscriptionLimitReached,
-			"This app already has %d live %s open on this server; %s first.", most, what, then)
+			"%s already has %d live %s open on this server; %s first.", who, most, what, then)
 	}
 	if most *= h.cfg.AccountMultiple; account >= most {
 		return apperr.New(apperr.SubscriptionLimitReached,
@@ -244,6 +266,34 @@ func Subscribe[T any](ctx context.Context, h *Hub, tenant Tenant, t Topic, read 
 	return ch, nil
 }
 
+// Watch follows t for tenant until ctx ends, then closes the channel and
+// frees everything the watch held, as Subscribe does, but carries no
+// value: the channel receives once at the start and once after each
+// change of t heard since (changes that come while the receiver is busy
+// make one). For topics whose followers each read their own way forward
+// (CheckInTopic); a topic is either watched or subscribed, never both.
+// Errors: subscription_limit_reached, as for Subscribe.
+func Watch(ctx context.Context, h *Hub, tenant Tenant, t Topic) (<-chan struct{}, error) {
+	ch := make(chan struct{}, 1)
+	s := &subscriber{tenant: tenant}
+	s.deliver = func(any) {
+		select {
+		case ch <- struct{}{}:
+		default: // one not taken yet stands for this one too
+		}
+	}
+	s.close = func() { close(ch) }
+	if err := h.add(t, s, h.tick); err != nil {
+		return nil, err
+	}
+	context.AfterFunc(ctx, func() { h.remove(t, s) })
+	return ch, nil
+}
+
+// tick is the value of a watched topic: a number no read returned before,
+// so every read after a change reaches every watcher.
+func (h *Hub) tick(context.Context) (any, error) { return h.ticks.Add(1), nil }
+
 func (h *Hub) add(t Topic, s *subscriber, read func(context.Context) (any, error)) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -251,7 +301,7 @@ func (h *Hub) add(t Topic, s *subscriber, read func(context.Context) (any, error
 		return errClosed
 	}
 	app, acc := h.usage(s.tenant)
-	if err := h.full(app.subs, acc.subs, h.cfg.MaxSubscriptions, "subscriptions", "complete one"); err != nil {
+	if err := h.full(s.tenant, app.subs, acc.subs, h.cfg.MaxSubscriptions, "subscriptions", "complete one"); err != nil {
 		h.forget(s.tenant)
 		return err
 	}

@@ -237,6 +237,75 @@ func TestHub(t *testing.T) {
 			})
 		}
 	})
+	t.Run("ScannerTenants", func(t *testing.T) {
+		t.Parallel()
+		h := newHub(t, Config{MaxSubscriptions: 2, MaxConnections: 1})
+		_, release, err := h.Connect(context.Background(), ScannerTenant(3))
+		require.NoError(t, err)
+		defer release()
+		_, _, err = h.Connect(context.Background(), ScannerTenant(3))
+		ae := apperr.From(err)
+		require.Equal(t, apperr.SubscriptionLimitReached, ae.Code)
+		require.Equal(t, "This scanner key already has 1 live connections open on this server; close one first.", ae.Message)
+		for i := range 2 {
+			_, err := Watch(t.Context(), h, ScannerTenant(3), CheckInTopic("test", int64(i)))
+			require.NoError(t, err)
+		}
+		_, err = Watch(t.Context(), h, ScannerTenant(3), CheckInTopic("test", 9))
+		require.Equal(t, "This scanner key already has 2 live subscriptions open on this server; complete one first.", apperr.From(err).Message)
+
+		// Another scanner key, and the app that has no id of its own
+		// (account 0, app 0), are tenants of their own.
+		for _, other := range []Tenant{ScannerTenant(4), TenantOf(0, 0, "test"), TenantOf(0, 3, "test")} {
+			_, release, err := h.Connect(context.Background(), other)
+			require.NoError(t, err, "%+v", other)
+			release()
+			_, err = Watch(t.Context(), h, other, CheckInTopic("test", 9))
+			require.NoError(t, err, "%+v", other)
+		}
+	})
+	t.Run("Watch", func(t *testing.T) {
+		t.Parallel()
+		h := newHub(t, DefaultConfig())
+		topic := CheckInTopic("test", 5)
+		ctx, cancel := context.WithCancel(context.Background())
+		a, err := Watch(ctx, h, ScannerTenant(1), topic)
+		require.NoError(t, err)
+		b, err := Watch(context.Background(), h, ScannerTenant(2), topic)
+		require.NoError(t, err)
+		woken := func(ch <-chan struct{}) bool {
+			select {
+			case _, ok := <-ch:
+				require.True(t, ok, "channel closed")
+				return true
+			case <-time.After(10 * time.Second):
+				return false
+			}
+		}
+		require.True(t, woken(a), "a watch starts with a wake")
+		require.True(t, woken(b))
+		settle(t, h)
+		for range 3 { // each change wakes every watcher, however alike
+			h.changed(topic.Kind, topic.Key)
+			require.True(t, woken(a))
+			require.True(t, woken(b))
+			settle(t, h)
+		}
+		// Changes the watcher has not taken yet wake it once.
+		h.changed(topic.Kind, topic.Key)
+		settle(t, h)
+		h.changed(topic.Kind, topic.Key)
+		settle(t, h)
+		require.True(t, woken(a))
+		select {
+		case <-a:
+			t.Fatal("two changes not taken make one wake")
+		default:
+		}
+		cancel()
+		require.Eventually(t, func() bool { _, open := <-a; return !open }, 10*time.Second, time.Millisecond)
+		require.Equal(t, 1, h.Stats().Subscriptions)
+	})
 	t.Run("CloseFreesEverything", func(t *testing.T) {
 		t.Parallel()
 		h := newHub(t, DefaultConfig())

@@ -2,10 +2,13 @@ package resolvers
 
 import (
 	"context"
+	"errors"
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/checkin"
+	"github.com/boxoffice/boxoffice/graph/model"
+	"github.com/boxoffice/boxoffice/live"
 )
 
 // scanner is the door device of the request.
@@ -16,9 +19,8 @@ func scanner(ctx context.Context) (checkin.Scanner, error) {
 	if err != nil {
 		return checkin.Scanner{}, err
 	}
-	if !p.Scanner() {
-		return checkin.Scanner{}, apperr.New(apperr.ScannerKeyRequired,
-			"Check-in takes a scanner key (svc_scan_…), not an app's API key.")
+	if err := p.RequireScanner(); err != nil {
+		return checkin.Scanner{}, err
 	}
 	return checkin.Scanner{ID: p.KeyID, EventID: p.EventID, Environment: p.Environment}, nil
 }
@@ -47,4 +49,80 @@ func (r *Resolver) CheckInStats(ctx context.Context, dateID int64) (*checkin.Sta
 		return nil, err
 	}
 	return r.CheckIns.Stats(ctx, sc, dateID)
+}
+
+// CheckInFeed is Subscription.checkIns: every scan of a date of the
+// calling scanner's event, in its environment, from now until ctx ends,
+// each as its door got it, none skipped (checkin.Feed), woken by the
+// date's live.CheckInTopic on any instance. The subscription counts
+// against the scanner key's own budget.
+// Errors: unauthorized, scanner_key_required, event_date_not_found,
+// subscription_limit_reached.
+func (r *Resolver) CheckInFeed(ctx context.Context, dateID int64) (<-chan *model.CheckIn, error) {
+	sc, err := scanner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	feed, err := r.CheckIns.Feed(ctx, sc, dateID)
+	if err != nil {
+		return nil, err
+	}
+	wake, err := live.Watch(ctx, r.Live, live.ScannerTenant(sc.ID), live.CheckInTopic(sc.Environment, dateID))
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan *model.CheckIn)
+	go func() {
+		defer close(out)
+		feed.Follow(ctx, wake, func(v *checkin.View) bool {
+			select {
+			case out <- toCheckIn(v):
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+	}()
+	return out, nil
+}
+
+// toCheckInInput is the checkIn mutation's input as the scan checkin
+// validates; the idempotency key travels apart, as REST's header does.
+func toCheckInInput(in model.CheckInInput) *checkin.Input {
+	return &checkin.Input{Code: in.Code, EventdateID: in.EventdateID, Direction: in.Direction, Gate: in.Gate, ScannedAt: in.ScannedAt}
+}
+
+// checkInPayload is the answer of Mutation.checkIn: the scan, admitted or
+// rejected, or why the request is not a scan as user errors. Refusals
+// that are not about the input (topLevel) are returned as the error.
+func checkInPayload(v *checkin.View, replayed bool, err error) (*model.CheckInPayload, error) {
+	if err == nil {
+		return &model.CheckInPayload{CheckIn: toCheckIn(v), Replayed: replayed, UserErrors: []*model.UserError{}}, nil
+	}
+	var ae *apperr.Error
+	if !errors.As(err, &ae) || topLevel(ae) {
+		return nil, err
+	}
+	return &model.CheckInPayload{Replayed: replayed, UserErrors: userErrors(ae, "input")}, nil
+}
+
+// toCheckIn converts a scan as checkin decided it into the API's.
+func toCheckIn(v *checkin.View) *model.CheckIn {
+	c := &model.CheckIn{ID: v.ID, Result: v.Result, Reason: v.Reason, Direction: v.Direction, Gate: v.Gate, ScannedAt: v.ScannedAt}
+	if v.Ticket != nil {
+		c.Ticket = toIssuedTicket(v.Ticket)
+	}
+	if v.Previous != nil {
+		c.Previous = &model.CheckInPrevious{ScannedAt: v.Previous.ScannedAt, Gate: v.Previous.Gate}
+	}
+	return c
+}
+
+// toCheckInStats converts a date's door numbers into the API's.
+func toCheckInStats(st *checkin.Stats) *model.CheckInStats {
+	if st == nil {
+		return nil
+	}
+	return &model.CheckInStats{EventdateID: int(st.EventdateID), Issued: int(st.Issued), CheckedIn: int(st.CheckedIn),
+		Inside: int(st.Inside), RejectedScans: int(st.RejectedScans)}
 }

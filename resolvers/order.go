@@ -20,9 +20,8 @@ func caller(ctx context.Context) (checkout.Caller, error) {
 	if err != nil {
 		return checkout.Caller{}, err
 	}
-	if p.Scanner() {
-		return checkout.Caller{}, apperr.New(apperr.ScannerKeyNotAllowed,
-			"A scanner key opens only check-in; use the app's API key here.")
+	if err := p.RequireApp(); err != nil {
+		return checkout.Caller{}, err
 	}
 	return checkout.Caller{AppID: p.AppID, Environment: p.Environment, AccountID: p.AccountID}, nil
 }

@@ -30,6 +30,10 @@ func (r *mutationResolver) ExpireCheckoutSession(ctx context.Context, input mode
 	return expirePayload(r.Resolver.ExpireCheckoutSession(ctx, input.Reference))
 }
 
+func (r *mutationResolver) CheckIn(ctx context.Context, input model.CheckInInput) (*model.CheckInPayload, error) {
+	return checkInPayload(r.Resolver.CheckIn(ctx, deref(input.IdempotencyKey), toCheckInInput(input), nil))
+}
+
 func (r *queryResolver) Events(ctx context.Context, page *int, perPage *int, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) (*model.EventPage, error) {
 	p, err := r.EventsPage(ctx, listRequest(catalog.ListRequest{Page: page, PerPage: perPage},
 		q, includePast, slug, startsAfter, startsBefore, city, venueID, online, free, orderBy))
@@ -111,12 +115,21 @@ func (r *queryResolver) OrderChanges(ctx context.Context, since *string, first *
 	return p, orderArgPaths(err)
 }
 
+func (r *queryResolver) CheckInStats(ctx context.Context, eventDateID int) (*model.CheckInStats, error) {
+	st, err := r.Resolver.CheckInStats(ctx, int64(eventDateID))
+	return toCheckInStats(st), err
+}
+
 func (r *subscriptionResolver) OrderUpdated(ctx context.Context, reference string) (<-chan *model.Order, error) {
 	return r.Resolver.OrderUpdated(ctx, reference)
 }
 
 func (r *subscriptionResolver) AvailabilityChanged(ctx context.Context, eventDateID int) (<-chan *model.DateAvailability, error) {
 	return r.Resolver.AvailabilityChanged(ctx, int64(eventDateID))
+}
+
+func (r *subscriptionResolver) CheckIns(ctx context.Context, eventDateID int) (<-chan *model.CheckIn, error) {
+	return r.Resolver.CheckInFeed(ctx, int64(eventDateID))
 }
 
 func (r *Resolver) Event() graph.EventResolver { return &eventResolver{r} }

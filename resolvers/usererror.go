@@ -36,13 +36,15 @@ func expirePayload(o *model.Order, err error) (*model.ExpireCheckoutSessionPaylo
 }
 
 // topLevel reports whether a refusal concerns the request rather than its
-// input: authentication, the request rate limit, and failures of the
+// input: authentication (a key of the wrong kind included), the request
+// rate limit, and failures of the
 // service (5xx), which the client retries unchanged. free_order_limit_reached
 // is a 429 too, but a business rule about this cart and buyer.
 func topLevel(ae *apperr.Error) bool {
 	switch ae.Code {
 	case apperr.RateLimitExceeded, apperr.MissingAPIKey, apperr.InvalidAPIKey, apperr.Unauthorized,
-		apperr.AppSuspended, apperr.AccountDisabled, apperr.AccountPendingApproval:
+		apperr.AppSuspended, apperr.AccountDisabled, apperr.AccountPendingApproval,
+		apperr.ScannerKeyNotAllowed, apperr.ScannerKeyRequired:
 		return true
 	}
 	return ae.Status() >= 500

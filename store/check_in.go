@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -94,33 +95,96 @@ func TicketCheckIns(ctx context.Context, db bun.IDB, ticketID int64) ([]CheckIn,
 	return out, nil
 }
 
-// CheckInsAfter returns the scans of an event date in one environment
-// recorded after the scan with row id after (0: from the first), oldest
-// first, at most limit.
-func CheckInsAfter(ctx context.Context, db bun.IDB, env string, dateID, after int64, limit int) ([]CheckIn, error) {
-	out := []CheckIn{}
-	if err := db.NewSelect().Model(&out).
-		Where("ci.event_date_id = ?", dateID).Where("ci.environment = ?", env).Where("ci.id > ?", after).
-		Order("ci.id").Limit(int64(limit)).Scan(ctx); err != nil {
-		return nil, translate(err)
-	}
-	for i := range out {
-		out[i].normalize()
-	}
-	return out, nil
+// CheckInCursor is a place in the feed of an event date's scans: a
+// follower that has read up to it reads next exactly the scans that
+// became final after it. Tx is the writing transaction's id on
+// PostgreSQL (0 on SQLite), Seq the row's id; the order is (Tx, Seq). The
+// check-in feed migration says why an id alone is not enough.
+type CheckInCursor struct {
+	Tx  uint64
+	Seq int64
 }
 
-// LastCheckIn returns the row id of the latest scan of an event date in one
-// environment, 0 when there is none.
-func LastCheckIn(ctx context.Context, db bun.IDB, env string, dateID int64) (int64, error) {
-	var ids []int64
-	err := db.NewSelect().Model((*CheckIn)(nil)).Column("ci.id").
-		Where("ci.event_date_id = ?", dateID).Where("ci.environment = ?", env).
-		Order("ci.id DESC").Limit(1).Scan(ctx, &ids)
-	if err != nil || len(ids) == 0 {
-		return 0, translate(err)
+// FeedCheckIn is a scan as the feed gives it, with its place.
+type FeedCheckIn struct {
+	CheckIn
+	Cursor CheckInCursor
+}
+
+// CheckInFeedStart returns the place of "now" in the feed of an event
+// date's scans in one environment: a follower starting at cursor, and
+// passing over the scans of skip, reads exactly the scans committed from
+// now on. On PostgreSQL the scans of transactions younger than the oldest
+// one still running are ahead of every cursor that misses none: skip
+// lists those of them committed already (a few, unless a transaction is
+// held open for long).
+func CheckInFeedStart(ctx context.Context, db *DB, env string, dateID int64) (cursor CheckInCursor, skip []int64, err error) {
+	q := db.NewSelect().Model((*CheckIn)(nil)).Column("ci.id").
+		Where("ci.event_date_id = ?", dateID).Where("ci.environment = ?", env)
+	if db.Postgres() {
+		horizon, err := streamHorizon(ctx, db)
+		if err != nil {
+			return CheckInCursor{}, nil, err
+		}
+		// Read after the horizon, in a statement of its own: it sees
+		// every scan of a transaction below the horizon, all of which are
+		// behind the cursor.
+		err = q.Where("ci.feed_tx >= ?::xid8", strconv.FormatUint(horizon, 10)).Scan(ctx, &skip)
+		return CheckInCursor{Tx: horizon}, skip, translate(err)
 	}
-	return ids[0], nil
+	var ids []int64
+	if err := q.Order("ci.id DESC").Limit(1).Scan(ctx, &ids); err != nil || len(ids) == 0 {
+		return CheckInCursor{}, nil, translate(err)
+	}
+	return CheckInCursor{Seq: ids[0]}, nil, nil
+}
+
+type feedRow struct {
+	CheckIn `bun:",extend"`
+	FeedTx  string `bun:"feed_tx"`
+}
+
+// CheckInsAfter returns up to limit scans of an event date in one
+// environment that come after cursor, in feed order. held reports that
+// scans after the last one returned are committed but not final yet,
+// because a transaction older than theirs is still running (PostgreSQL):
+// the follower should look again soon, as no new scan may come to wake it.
+func CheckInsAfter(ctx context.Context, db *DB, env string, dateID int64, after CheckInCursor, limit int) (scans []FeedCheckIn, held bool, err error) {
+	var rows []feedRow
+	var horizon uint64
+	q := db.NewSelect().Model(&rows).ColumnExpr("ci.*").
+		Where("ci.event_date_id = ?", dateID).Where("ci.environment = ?", env)
+	if db.Postgres() {
+		// Read before the rows, in a statement of its own: the rows'
+		// snapshot, taken later, sees every commit below it.
+		if horizon, err = streamHorizon(ctx, db); err != nil {
+			return nil, false, err
+		}
+		q = q.ColumnExpr("ci.feed_tx::text AS feed_tx").
+			Where("(ci.feed_tx, ci.id) > (?::xid8, ?)", strconv.FormatUint(after.Tx, 10), after.Seq).
+			OrderExpr("ci.feed_tx, ci.id")
+	} else {
+		q = q.ColumnExpr("'0' AS feed_tx").Where("ci.id > ?", after.Seq).OrderExpr("ci.id")
+	}
+	if err := q.Limit(int64(limit)).Scan(ctx); err != nil {
+		return nil, false, translate(err)
+	}
+	scans = make([]FeedCheckIn, 0, len(rows))
+	for _, r := range rows {
+		tx, err := strconv.ParseUint(r.FeedTx, 10, 64)
+		if err != nil {
+			return nil, false, err
+		}
+		if db.Postgres() && tx >= horizon {
+			// An older transaction may still be running, whose scans would
+			// sort before this one. Rows sort by transaction, so this
+			// holds for every row from here on.
+			return scans, true, nil
+		}
+		r.CheckIn.normalize()
+		scans = append(scans, FeedCheckIn{CheckIn: r.CheckIn, Cursor: CheckInCursor{Tx: tx, Seq: r.ID}})
+	}
+	return scans, false, nil
 }
 
 // DoorCounts are the numbers of an event date's door in one environment.

@@ -241,7 +241,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	}
 	m.Tickets = &tickets.Service{DB: db, Now: now, PublicBaseURL: cfg.PublicBaseURL, Mail: m.Mail, From: cfg.MailFrom,
 		Webhooks: m.Webhooks}
-	m.CheckIns = &checkin.Service{DB: db, Webhooks: m.Webhooks, Now: now}
+	m.CheckIns = &checkin.Service{DB: db, Webhooks: m.Webhooks, Now: now, Log: log}
 	m.Checkout = &checkout.Service{DB: db, Idempotency: m.Idempotency, Webhooks: m.Webhooks, Tickets: m.Tickets, Payments: m.Payments, Now: now, Config: checkout.Config{
 		PublicBaseURL: cfg.PublicBaseURL, SandboxExpiry: cfg.SandboxExpiry, LiveExpiry: cfg.LiveExpiry,
 		FreeDailyAppCap: cfg.FreeDailyAppCap, FreeDailyBuyerEventCap: cfg.FreeDailyBuyerEventCap,

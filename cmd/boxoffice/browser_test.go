@@ -87,7 +87,9 @@ func newChromium(t *testing.T, execPath string, extra ...chromedp.ExecAllocatorO
 			t.Logf("chromium output (D-Bus noise left out):\n%s", output.withoutDBus())
 		}
 	})
-	base, cancelBase := context.WithTimeout(context.Background(), 90*time.Second)
+	// A bound for the whole browser session: the door page's test, the
+	// longest, takes about a minute with the race detector.
+	base, cancelBase := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancelBase)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(execPath),

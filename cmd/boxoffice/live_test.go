@@ -43,6 +43,8 @@ type liveClient struct {
 	done    chan struct{} // the reader ended; err says why
 	err     error
 	pending map[string][]liveMsg
+	// wait bounds each wait for a message; liveWait unless a test says.
+	wait time.Duration
 }
 
 // dialLive opens a socket to srv's /graphql and sends connection_init
@@ -56,7 +58,7 @@ func dialLive(t testing.TB, srvURL string, payload any) (*liveClient, error) {
 		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
 	require.NoError(t, err)
 	require.Equal(t, "graphql-transport-ws", res.Header.Get("Sec-WebSocket-Protocol"))
-	c := &liveClient{t: t, conn: conn, msgs: make(chan liveMsg, 64), done: make(chan struct{}), pending: map[string][]liveMsg{}}
+	c := &liveClient{t: t, conn: conn, msgs: make(chan liveMsg, 64), done: make(chan struct{}), pending: map[string][]liveMsg{}, wait: liveWait}
 	t.Cleanup(func() { c.close() })
 	go c.read()
 	c.send(liveMsg{Type: "connection_init", Payload: rawJSON(t, payload)})
@@ -125,8 +127,8 @@ func (c *liveClient) recv(id string) liveMsg {
 			c.pending[m.ID] = append(c.pending[m.ID], m)
 		case <-c.done:
 			c.t.Fatalf("socket closed waiting for %s: %v", id, c.err)
-		case <-time.After(liveWait):
-			c.t.Fatalf("no message for %s within %s", id, liveWait)
+		case <-time.After(c.wait):
+			c.t.Fatalf("no message for %s within %s", id, c.wait)
 		}
 	}
 }

@@ -72,14 +72,14 @@ func (m *Main) Handler() http.Handler {
 		m.devPay.Routes(r)
 	}
 
-	// GraphQL has no check-in field yet: it takes app keys only, so a
-	// scanner key is refused there as on every other non-check-in route.
-	subscriptions := graph.Live{Admit: m.Admission.AdmitApp, Hub: m.Live,
+	// GraphQL takes both kinds of key and gives each its own fields: the
+	// check-in fields to scanner keys, every other field to app keys.
+	subscriptions := graph.Live{Admit: m.Admission.Admit, Hub: m.Live,
 		InitTimeout: m.Config.LiveInitTimeout, PingInterval: m.Config.LivePingInterval}
 	graphQL := graph.NewHandler(graph.Config{Resolvers: m.Resolver, Complexity: resolvers.Complexity()}, m.Log, m.Config.GraphQLLimits, subscriptions, readcache.NewResponseCache(m.Catalog))
 	gql := chi.Chain(
 		// Both kinds of key: GraphQL gives scanners their own fields only.
-		m.Admission.Middleware(appKeys, func(w http.ResponseWriter, r *http.Request, err error) { graph.WriteError(w, r, err) }),
+		m.Admission.Middleware(anyKeys, func(w http.ResponseWriter, r *http.Request, err error) { graph.WriteError(w, r, err) }),
 		readcache.Middleware(m.ReadCache),
 		loaders.Middleware(m.Catalog),
 	).Handler(graphQL)
@@ -114,7 +114,7 @@ func apiKeys(r *http.Request) admission.Keys {
 	return admission.AppKeys
 }
 
-func appKeys(*http.Request) admission.Keys { return admission.AppKeys }
+func anyKeys(*http.Request) admission.Keys { return admission.AnyKeys }
 
 // pagePrefixes are where the pages a browser shows live (sandbox, hosted
 // checkout and its return page, the development provider).

@@ -91,11 +91,12 @@ type Query struct {
 
 // Live updates, over WebSocket at /graphql with the graphql-transport-ws
 // protocol (the graphql-ws client): send the key in connection_init's payload,
-// as {"X-API-Key": "svc_test_…"} or {"apiKey": "svc_test_…"}. Each
-// subscription first sends the current value, then each change; a client that
-// falls behind gets the latest value, not every one in between. An app may
-// hold a bounded number of connections and subscriptions on each server
-// (subscription_limit_reached).
+// as {"X-API-Key": "svc_test_…"} or {"apiKey": "svc_test_…"}. orderUpdated
+// and availabilityChanged first send the current value, then each change; a
+// client that falls behind gets the latest value, not every one in between.
+// checkIns sends every scan, none skipped. An app, and each scanner key on
+// its own, may hold a bounded number of connections and subscriptions on
+// each server (subscription_limit_reached).
 type Subscription struct {
 }
 

@@ -57,7 +57,32 @@ var (
 	environment           = enum{"Environment", []string{"test", "live"}}
 	issuedTicketStatus    = enum{"IssuedTicketStatus", []string{"valid", "checked_in", "void"}}
 	ticketsEmailStatus    = enum{"TicketsEmailStatus", []string{"not_sent", "queued", "sent", "failed"}}
+	checkInDirection      = enum{"CheckInDirection", []string{"entry", "exit"}}
+	checkInResult         = enum{"CheckInResult", []string{"admitted", "rejected"}}
+	checkInReason         = enum{"CheckInReason", []string{"unknown_code", "test_ticket", "wrong_event", "wrong_date",
+		"void", "already_checked_in", "not_inside"}}
 )
+
+// MarshalCheckInDirection writes "entry" or "exit" as the
+// CheckInDirection enum.
+func MarshalCheckInDirection(s string) graphql.Marshaler { return checkInDirection.marshal(s) }
+
+// UnmarshalCheckInDirection reads a CheckInDirection enum value.
+func UnmarshalCheckInDirection(v any) (string, error) { return checkInDirection.unmarshal(v) }
+
+// MarshalCheckInResult writes "admitted" or "rejected" as the
+// CheckInResult enum.
+func MarshalCheckInResult(s string) graphql.Marshaler { return checkInResult.marshal(s) }
+
+// UnmarshalCheckInResult reads a CheckInResult enum value.
+func UnmarshalCheckInResult(v any) (string, error) { return checkInResult.unmarshal(v) }
+
+// MarshalCheckInReason writes a rejection's reason ("already_checked_in")
+// as the CheckInReason enum (ALREADY_CHECKED_IN).
+func MarshalCheckInReason(s string) graphql.Marshaler { return checkInReason.marshal(s) }
+
+// UnmarshalCheckInReason reads a CheckInReason enum value.
+func UnmarshalCheckInReason(v any) (string, error) { return checkInReason.unmarshal(v) }
 
 // MarshalIssuedTicketStatus writes a ticket status ("checked_in") as the
 // IssuedTicketStatus enum (CHECKED_IN).

@@ -1,4 +1,4 @@
-package doorpage
+package main
 
 import (
 	"bytes"
@@ -8,9 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/store/storetest"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -25,112 +24,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// chromiumPath returns Debian's Chromium. Without it the test is skipped on
-// a developer's machine but fails in CI (CI set), which installs it.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"/usr/bin/chromium", "chromium"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed, but CI is set: .ci/run installs it (apt-get install chromium); the browser test must run in CI")
-	}
-	t.Skip("chromium not found; `apt-get install chromium` enables this browser test")
-	return ""
-}
-
-// syncBuffer collects the browser's output for a failing test's log.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String is the output without the D-Bus errors Chromium prints in
-// containers that have no system bus.
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var keep []string
-	for _, line := range strings.Split(b.buf.String(), "\n") {
-		if !strings.Contains(line, ":ERROR:dbus/") {
-			keep = append(keep, line)
-		}
-	}
-	return strings.Join(keep, "\n")
-}
-
-// newChromium starts a headless Chromium as the other browser tests do,
-// whose camera is a fake device playing video (a .y4m file) and whose
-// camera permission is granted without asking, and returns the context
-// its actions run in; the browser is closed and its profile removed when
-// the test ends.
-func newChromium(t *testing.T, execPath, video string) context.Context {
-	t.Helper()
-	profile := t.TempDir()
-	output := &syncBuffer{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("chromium output:\n%s", output)
-		}
-	})
-	base, cancelBase := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancelBase)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(execPath),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("use-fake-device-for-media-stream", true),
-		chromedp.Flag("use-fake-ui-for-media-stream", true),
-		chromedp.Flag("use-file-for-fake-video-capture", video),
-		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1280, 900),
-		chromedp.CombinedOutput(output),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(base, opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancelCtx := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() {
-		_ = chromedp.Cancel(ctx)
-		cancelCtx()
-	})
-	return ctx
-}
-
-// keepScreenshot writes png to the test's temporary directory and, when
-// BOXOFFICE_SCREENSHOTS is set, to that directory too.
-func keepScreenshot(t *testing.T, tmp, name string, shot []byte) {
-	t.Helper()
-	dirs := []string{tmp}
-	if dir := os.Getenv("BOXOFFICE_SCREENSHOTS"); dir != "" {
-		require.NoError(t, os.MkdirAll(dir, 0o755))
-		dirs = append(dirs, dir)
-	}
-	for _, dir := range dirs {
-		path := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(path, shot, 0o644))
-		t.Logf("screenshot: %s", path)
-	}
-}
-
-// pageWatch runs in the page before its own scripts: it records every
+// doorWatch runs in the door page before its own scripts: it records every
 // Content-Security-Policy violation, and every result the page shows
 // (results go away by themselves after a few seconds, so the test reads
 // this list instead of racing the screen).
-const pageWatch = `window.__csp = [];
+const doorWatch = `window.__csp = [];
 document.addEventListener("securitypolicyviolation", function (e) {
   window.__csp.push(e.violatedDirective + " " + (e.blockedURI || "inline") + " " + (e.sourceFile || "") + ":" + e.lineNumber);
 });
@@ -144,7 +42,7 @@ document.addEventListener("DOMContentLoaded", function () {
   }).observe(r, {attributes: true, attributeFilter: ["hidden", "class"]});
 });`
 
-// shown is one result as the page showed it.
+// shown is one result as the door page showed it.
 type shown struct {
 	Kind, Word, Reason, Ticket string
 }
@@ -156,18 +54,19 @@ type sentCheckIn struct {
 }
 
 // checkInLog records the check-ins that reach the server, and can lose
-// the answer to one: the server does the check-in, and the page gets a
-// 502 instead, as from a proxy whose upstream went quiet.
+// the answer to one (the server checks the ticket in, and the page gets a
+// 502 instead, as from a proxy whose upstream went quiet) or keep one
+// from reaching the server at all (503).
 type checkInLog struct {
 	mu   sync.Mutex
 	sent []sentCheckIn
 	lose string // the code whose next answer is lost
-	down string // the code that never reaches the server (503)
+	down string // the code that never reaches the server
 }
 
 func (l *checkInLog) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != CheckInsPath {
+		if r.Method != http.MethodPost || r.URL.Path != "/api/v1/check-ins" {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -184,16 +83,15 @@ func (l *checkInLog) wrap(next http.Handler) http.Handler {
 		}
 		down := l.down != "" && body["code"] == l.down
 		l.mu.Unlock()
-		if down {
+		switch {
+		case down:
 			http.Error(w, "service unavailable", http.StatusServiceUnavailable)
-			return
-		}
-		if lose {
+		case lose:
 			next.ServeHTTP(httptest.NewRecorder(), r)
 			http.Error(w, "upstream timed out", http.StatusBadGateway)
-			return
+		default:
+			next.ServeHTTP(w, r)
 		}
-		next.ServeHTTP(w, r)
 	})
 }
 
@@ -215,30 +113,64 @@ func (l *checkInLog) all() []sentCheckIn {
 	return append([]sentCheckIn(nil), l.sent...)
 }
 
-// TestDoorInBrowser works the door page in headless Chromium as door staff
-// would on a phone (390 px) and then a desktop (1280 px): a wrong key and
-// the right one, the date, a ticket's QR code read by the camera (a fake
-// capture device playing a video of the code, made here), typed codes,
-// entry and exit, a gate name, a reload that keeps the key and date, and
-// an answer lost on its way back, and a server out of reach.
+// TestDoorInBrowser works the door page of the real service in headless
+// Chromium as door staff would on a phone (390 px) and then a desktop
+// (1280 px), with tickets bought through checkout and a scanner key made
+// by the operator: an app's key and a wrong key refused, the right one
+// taken, the date, a ticket's QR code read by the camera (a fake capture
+// device playing a video of the QR code on the buyer's own ticket page),
+// typed codes, entry and exit, a gate name, a reload that keeps the key
+// and date, an answer lost on its way back, and a server out of reach.
 // Every code reaches the server exactly as encoded, with the key and the
 // chosen date; the camera does not send a code it keeps seeing twice;
-// each answer is shown with its reason in staff's words; nothing scrolls
-// sideways on the phone; the page asks no other host for anything and
-// breaks nothing of its policy; the key is kept in the tab's
-// sessionStorage only. Screenshots door-{key,date,scan,admitted,rejected}
+// each answer is shown with its reason in staff's words; the live counts
+// are the server's; nothing scrolls sideways on the phone; the page asks
+// no other host for anything and breaks nothing of its policy; the key is
+// kept in the tab's sessionStorage only; the server recorded each scan
+// the page showed. Screenshots door-{key,date,scan,admitted,rejected}
 // -{390,1280}.png and door-error-390.png (BOXOFFICE_SCREENSHOTS=DIR keeps
 // them).
 func TestDoorInBrowser(t *testing.T) {
 	execPath := chromiumPath(t)
-	fx := newDoorFixture(t)
+	tb := setup(t, storetest.MustOpen(t, "sqlite"))
+	door, _ := tb.scannerKey(t, "DEMO-CHALEWOTE", store.EnvTest)
+	const day1 = "DEMO-CHALEWOTE-1"
+	dateID := tb.demo.Catalog.EventDates[day1]
+
+	// A buyer's order of three wristbands (the camera reads the second
+	// off the buyer's ticket page; the third is for exits), and another
+	// buyer's one, typed in.
+	res := tb.checkout(t, tb.testKey, newIdemKey(), tb.cartFor("DEMO-CHALEWOTE", day1, "DEMO-CHALEWOTE-1-GA", 3))
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Raw)
+	order := tb.get(t, "/api/v1/orders/"+res.data()["order_reference"].(string), tb.testKey).data()
+	three := order["tickets"].([]any)
+	camera, exitCode := three[1].(map[string]any), three[2].(map[string]any)["code"].(string)
+	typed := tb.freeTickets(t, tb.testKey, 1)[0]["code"].(string)
+	const unknown = "TESTAAAABBBBCCCCDDDDEEEEFFFFGGGGHHHH"
+	cameraLine := camera["ticket_name"].(string) + " · Ticket 2"
+
+	var dateDay string
+	for _, d := range tb.get(t, "/api/v1/events/"+strconv.FormatInt(tb.demo.Catalog.Events["DEMO-CHALEWOTE"], 10)+"/dates", tb.testKey).Body["data"].([]any) {
+		if d := d.(map[string]any); int64(d["id"].(float64)) == dateID {
+			start, err := time.Parse(time.RFC3339, d["startdate_iso"].(string))
+			require.NoError(t, err)
+			dateDay = start.Format("Mon, 2 Jan 2006")
+		}
+	}
+	require.NotEmpty(t, dateDay)
+
 	sent := &checkInLog{}
-	srv := httptest.NewServer(sent.wrap(fx.Handler))
+	srv := httptest.NewServer(sent.wrap(tb.m.Handler()))
 	t.Cleanup(srv.Close)
 	origin, err := url.Parse(srv.URL)
 	require.NoError(t, err)
 
-	ctx := newChromium(t, execPath, writeY4M(t, fx.Camera))
+	ticketsURL := srv.URL + strings.TrimPrefix(order["tickets_url"].(string), "http://boxoffice.test")
+	video := writeY4M(t, ticketQR(t, execPath, ticketsURL, 2))
+	ctx := newChromium(t, execPath,
+		chromedp.Flag("use-fake-device-for-media-stream", true),
+		chromedp.Flag("use-fake-ui-for-media-stream", true),
+		chromedp.Flag("use-file-for-fake-video-capture", video))
 	shots := t.TempDir()
 
 	var mu sync.Mutex
@@ -265,19 +197,16 @@ func TestDoorInBrowser(t *testing.T) {
 		}
 	})
 
-	run := func(step string, actions ...chromedp.Action) {
-		t.Helper()
-		require.NoError(t, chromedp.Run(ctx, actions...), "browser: %s", step)
-	}
+	run := browserSteps(t, ctx)
 	run("watch the page", network.Enable(), runtime.Enable(), chromedp.ActionFunc(func(ctx context.Context) error {
-		_, err := page.AddScriptToEvaluateOnNewDocument(pageWatch).Do(ctx)
+		_, err := page.AddScriptToEvaluateOnNewDocument(doorWatch).Do(ctx)
 		return err
 	}))
 	shoot := func(name string) {
 		t.Helper()
-		var shot []byte
-		run("screenshot "+name, chromedp.CaptureScreenshot(&shot))
-		keepScreenshot(t, shots, name, shot)
+		var png []byte
+		run("screenshot "+name, chromedp.FullScreenshot(&png, 100))
+		keepScreenshot(t, shots, name, png)
 	}
 	fitsWidth := func(what string, width int) {
 		t.Helper()
@@ -302,8 +231,7 @@ func TestDoorInBrowser(t *testing.T) {
 	nextResult := func(n int) shown {
 		t.Helper()
 		run("wait for a result", chromedp.Poll(`window.__results.length > `+strconv.Itoa(n), nil, chromedp.WithPollingTimeout(20*time.Second)))
-		r := results()
-		return r[n]
+		return results()[n]
 	}
 	// dismiss taps the result away, unless it went by itself already (a
 	// tap in its first moments is taken as meant for the screen under it,
@@ -334,45 +262,45 @@ func TestDoorInBrowser(t *testing.T) {
 	}
 	requireSent := func(s sentCheckIn, code, direction, gate string) {
 		t.Helper()
-		want := map[string]any{"code": code, "eventdate_id": float64(fx.DateID), "direction": direction}
+		want := map[string]any{"code": code, "eventdate_id": float64(dateID), "direction": direction}
 		if gate != "" {
 			want["gate"] = gate
 		}
 		require.Equal(t, want, s.Body, "the check-in's body")
-		require.Equal(t, fx.Key, s.Key, "the scanner key in X-API-Key")
+		require.Equal(t, door, s.Key, "the scanner key in X-API-Key")
 		require.Equal(t, "application/json", s.ContentType)
 		require.Regexp(t, `^door-[0-9a-f]{32}$`, s.IdempotencyKey)
 	}
-
-	dateID := strconv.FormatInt(fx.DateID, 10)
+	date := strconv.FormatInt(dateID, 10)
 
 	// A phone: headless windows are at least 500 px wide, so emulate it.
 	run("open the door page on a phone",
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2)),
-		chromedp.Navigate(srv.URL+PagePath),
+		chromedp.Navigate(srv.URL+"/door"),
 		chromedp.WaitVisible(`#key`, chromedp.ByQuery),
 	)
 	fitsWidth("the key step", 390)
 	shoot("door-key-390.png")
 
-	run("paste an app key", chromedp.SendKeys(`#key`, "svc_test_abcdef", chromedp.ByQuery), chromedp.Click(`#key-go`, chromedp.ByQuery),
+	run("paste the app's key", chromedp.SendKeys(`#key`, tb.testKey, chromedp.ByQuery), chromedp.Click(`#key-go`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#key-error`, chromedp.ByQuery))
 	require.Contains(t, text(`#key-error`), "app's API key")
 	run("paste a wrong scanner key", chromedp.SetValue(`#key`, "svc_scan_test_nope", chromedp.ByQuery), chromedp.Click(`#key-go`, chromedp.ByQuery),
 		chromedp.Poll(`document.getElementById("key-error").textContent.indexOf("not valid") >= 0`, nil, chromedp.WithPollingTimeout(10*time.Second)))
-	run("paste the scanner key", chromedp.SetValue(`#key`, fx.Key, chromedp.ByQuery), chromedp.Click(`#key-go`, chromedp.ByQuery),
-		chromedp.WaitVisible(`#date-`+dateID, chromedp.ByQuery))
-	require.Equal(t, fx.EventName, text(`#bar-event`))
-	require.Contains(t, text(`#date-`+dateID), fx.DateDay)
+	run("paste the scanner key", chromedp.SetValue(`#key`, door, chromedp.ByQuery), chromedp.Click(`#key-go`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#date-`+date, chromedp.ByQuery))
+	require.Equal(t, "Chale Wote Street Art Festival", text(`#bar-event`))
+	require.Contains(t, text(`#date-`+date), dateDay)
 	fitsWidth("the date step", 390)
 	shoot("door-date-390.png")
 
-	// The camera reads the ticket as soon as the scan screen is up.
-	run("pick the date", chromedp.Click(`#date-`+dateID, chromedp.ByQuery))
+	// The camera reads the ticket off the buyer's ticket page as soon as
+	// the scan screen is up.
+	run("pick the date", chromedp.Click(`#date-`+date, chromedp.ByQuery))
 	got := nextResult(0)
 	shoot("door-admitted-390.png")
-	require.Equal(t, shown{Kind: "admitted", Word: "ADMITTED", Ticket: fx.CameraLine}, got)
-	requireSent(lastSent(), fx.Camera, "entry", "")
+	require.Equal(t, shown{Kind: "admitted", Word: "ADMITTED", Ticket: cameraLine}, got)
+	requireSent(lastSent(), camera["code"].(string), "entry", "")
 	fitsWidth("the result", 390)
 	run("wait for the scan screen again", chromedp.Poll(`document.getElementById("result").hidden`, nil, chromedp.WithPollingTimeout(10*time.Second)))
 
@@ -382,37 +310,36 @@ func TestDoorInBrowser(t *testing.T) {
 	require.Len(t, results(), 1)
 	run("wait for the counts", chromedp.Poll(`document.getElementById("n-checked").textContent === "1"`, nil, chromedp.WithPollingTimeout(15*time.Second)))
 	require.Equal(t, "1", text(`#n-inside`))
-	require.NotEqual(t, "–", text(`#n-issued`))
+	require.Equal(t, "4", text(`#n-issued`), "the date's four tickets")
 	require.Contains(t, text(`#camera-state`), "QR code")
 	fitsWidth("the scan screen", 390)
 	shoot("door-scan-390.png")
 
 	// Typed, as the ticket prints it: groups of four, any case.
 	run("name the gate", chromedp.SendKeys(`#gate`, "North gate", chromedp.ByQuery))
-	typed := strings.ToLower(strings.Join(groupsOf4(fx.Typed), " "))
-	got = typeCode(typed)
+	got = typeCode(strings.ToLower(strings.Join(groupsOf4(typed), " ")))
 	require.Equal(t, "admitted", got.Kind)
 	require.Equal(t, "ADMITTED", got.Word)
 	first := lastSent()
-	requireSent(first, fx.Typed, "entry", "North gate")
+	requireSent(first, typed, "entry", "North gate")
 	dismiss()
 
-	got = typeCode(fx.Typed)
+	got = typeCode(typed)
 	require.Equal(t, "rejected", got.Kind)
 	require.Equal(t, "REJECTED", got.Word)
 	require.Regexp(t, regexp.MustCompile(`^Already checked in at \d\d:\d\d \(North gate\)$`), got.Reason)
 	shoot("door-rejected-390.png")
 	again := lastSent()
-	requireSent(again, fx.Typed, "entry", "North gate")
+	requireSent(again, typed, "entry", "North gate")
 	require.NotEqual(t, first.IdempotencyKey, again.IdempotencyKey, "every scan has its own Idempotency-Key")
 	dismiss()
 
 	// The server cannot be reached for this one: the page tries four
 	// times with one Idempotency-Key, then says nothing was checked, and
 	// waits for a tap. The ticket scanned again goes with the same key.
-	sent.unreachableFor(fx.Unknown)
+	sent.unreachableFor(unknown)
 	before := len(sent.all())
-	got = typeCode(fx.Unknown)
+	got = typeCode(unknown)
 	require.Equal(t, shown{Kind: "unchecked", Word: "NOT CHECKED", Reason: "The server could not check this ticket", Ticket: "Scan the ticket again."}, got)
 	shoot("door-error-390.png")
 	tries := sent.all()[before:]
@@ -426,22 +353,22 @@ func TestDoorInBrowser(t *testing.T) {
 	require.False(t, hidden, "nothing was checked: the screen says so until tapped")
 	dismiss()
 	sent.unreachableFor("")
-	got = typeCode(fx.Unknown)
+	got = typeCode(unknown)
 	require.Equal(t, shown{Kind: "rejected", Word: "REJECTED", Reason: "Unknown ticket"}, got)
-	requireSent(lastSent(), fx.Unknown, "entry", "North gate")
+	requireSent(lastSent(), unknown, "entry", "North gate")
 	require.Equal(t, tries[0].IdempotencyKey, lastSent().IdempotencyKey, "a scan after one without an answer reuses its key")
 	dismiss()
 
 	run("switch to exit", chromedp.Click(`#dir-exit`, chromedp.ByQuery))
-	got = typeCode(fx.Typed)
+	got = typeCode(typed)
 	require.Equal(t, "admitted", got.Kind)
 	require.Equal(t, "EXIT OK", got.Word)
-	requireSent(lastSent(), fx.Typed, "exit", "North gate")
+	requireSent(lastSent(), typed, "exit", "North gate")
 	dismiss()
-	got = typeCode(fx.ExitCode)
+	got = typeCode(exitCode)
 	require.Equal(t, "rejected", got.Kind)
 	require.Equal(t, "Not inside — no entry to exit from", got.Reason)
-	requireSent(lastSent(), fx.ExitCode, "exit", "North gate")
+	requireSent(lastSent(), exitCode, "exit", "North gate")
 	dismiss()
 	run("switch to entry", chromedp.Click(`#dir-entry`, chromedp.ByQuery))
 
@@ -449,28 +376,28 @@ func TestDoorInBrowser(t *testing.T) {
 	// camera reads the ticket it already admitted.
 	run("reload on a desktop",
 		chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)),
-		chromedp.Navigate(srv.URL+PagePath),
+		chromedp.Navigate(srv.URL+"/door"),
 	)
 	got = nextResult(0) // the reload starts the page's list anew
 	shoot("door-rejected-1280.png")
 	require.Equal(t, "rejected", got.Kind)
 	require.Regexp(t, `^Already checked in at \d\d:\d\d$`, got.Reason)
-	require.Equal(t, fx.CameraLine, got.Ticket)
-	requireSent(lastSent(), fx.Camera, "entry", "North gate")
+	require.Equal(t, cameraLine, got.Ticket)
+	requireSent(lastSent(), camera["code"].(string), "entry", "North gate")
 	run("wait for the scan screen", chromedp.Poll(`document.getElementById("result").hidden`, nil, chromedp.WithPollingTimeout(10*time.Second)))
 	fitsWidth("the scan screen", 1280)
 	shoot("door-scan-1280.png")
 	// The answer to this one is lost on its way back: the page asks again
 	// with the same Idempotency-Key and gets the server's first answer,
 	// not "already checked in" by its own first try.
-	sent.loseNextAnswer(fx.ExitCode)
+	sent.loseNextAnswer(exitCode)
 	before = len(sent.all())
-	got = typeCode(fx.ExitCode)
+	got = typeCode(exitCode)
 	require.Equal(t, "ADMITTED", got.Word)
 	shoot("door-admitted-1280.png")
 	tries = sent.all()[before:]
 	require.Len(t, tries, 2, "one retry after the lost answer")
-	requireSent(tries[0], fx.ExitCode, "entry", "North gate")
+	requireSent(tries[0], exitCode, "entry", "North gate")
 	require.Equal(t, tries[0], tries[1], "the retry is the same request, Idempotency-Key included")
 	dismiss()
 	run("change the date", chromedp.Click(`#change`, chromedp.ByQuery), chromedp.WaitVisible(`#dates`, chromedp.ByQuery))
@@ -482,7 +409,7 @@ func TestDoorInBrowser(t *testing.T) {
 	}
 	run("look where the key is kept", chromedp.Evaluate(`({Session: sessionStorage.getItem("boxoffice.door.key") || "",
 		Local: JSON.stringify(Object.assign({}, localStorage)), Cookie: document.cookie})`, &stored))
-	require.Equal(t, fx.Key, stored.Session)
+	require.Equal(t, door, stored.Session)
 	require.Equal(t, "{}", stored.Local, "nothing in localStorage")
 	require.Empty(t, stored.Cookie, "no cookies")
 	run("forget the key", chromedp.Click(`#forget`, chromedp.ByQuery), chromedp.WaitVisible(`#key`, chromedp.ByQuery),
@@ -494,10 +421,35 @@ func TestDoorInBrowser(t *testing.T) {
 	run("read CSP violations", chromedp.Evaluate(`window.__csp`, &violations))
 	require.Empty(t, violations, "the page runs under its Content-Security-Policy")
 	mu.Lock()
-	defer mu.Unlock()
 	require.Empty(t, foreign, "the page asks no other host for anything")
 	require.Empty(t, exceptions, "no script error")
 	require.Empty(t, consoleErrors, "nothing logged as an error")
+	mu.Unlock()
+
+	// The server recorded what the page showed, each scan once: the lost
+	// answer's retry was a replay, the unreachable tries never arrived.
+	for _, want := range []struct {
+		code    string
+		results []string
+	}{
+		{camera["code"].(string), []string{"admitted", "already_checked_in"}},
+		{typed, []string{"admitted", "already_checked_in", "admitted"}},
+		{exitCode, []string{"not_inside", "admitted"}},
+	} {
+		rec, err := tb.m.CheckIns.Ticket(context.Background(), want.code)
+		require.NoError(t, err)
+		var got []string
+		for _, s := range rec.Scans {
+			if s.Reason != nil {
+				got = append(got, *s.Reason)
+			} else {
+				got = append(got, s.Result)
+			}
+		}
+		require.Equal(t, want.results, got, "the scans of %s", want.code)
+	}
+	st := tb.get(t, "/api/v1/check-ins/stats?eventdate_id="+date, door).data()
+	require.Equal(t, map[string]any{"eventdate_id": float64(dateID), "issued": 4.0, "checked_in": 3.0, "inside": 2.0, "rejected_scans": 4.0}, st)
 }
 
 func groupsOf4(code string) []string {
