@@ -87,7 +87,8 @@ func decide(o *store.Order, s settlement, now time.Time) change {
 		if c.to == store.OrderPaid {
 			c.to = ""
 		}
-		c.review = fmt.Sprintf("payment %s confirmed for %d %s, the order is %d %s", p.Reference, p.Amount, p.Currency, o.TotalAmount, o.Currency)
+		c.review = fmt.Sprintf("payment %s confirmed for %s %s, the order is %s %s", p.Reference,
+			strings.ToUpper(p.Currency), catalog.FormatAmount(p.Amount), o.Currency, catalog.FormatAmount(o.TotalAmount))
 		return c
 	}
 	if c.to != store.OrderPaid {
