@@ -404,7 +404,12 @@ func TestPortalAppForms(t *testing.T) {
 			require.Contains(t, res.text(), `Webhook URL "http://hooks.partner.example/in" must be an absolute https:// URL.`)
 			res = p.postFrom(demo, demo+"/webhook-url", url.Values{"webhook-url": {"https://10.0.0.5/in"}})
 			require.Equal(t, http.StatusUnprocessableEntity, res.Status)
-			require.Contains(t, res.text(), "points at a special-purpose address (private use (RFC 1918)), which never receives webhooks.")
+			require.Contains(t, res.text(), "points at a special-purpose address (private use (RFC 1918)), which never receives webhooks; "+
+				"to get events on this machine while you develop, run boxoffice listen --api-key svc_test_… --forward-to https://10.0.0.5/in.")
+			res = p.postFrom(demo, demo+"/webhook-url", url.Values{"webhook-url": {"http://localhost:3000/hooks"}})
+			require.Equal(t, http.StatusUnprocessableEntity, res.Status)
+			require.Contains(t, res.text(), `Webhook URL "http://localhost:3000/hooks" must be an absolute https:// URL; `+
+				"to get events on this machine while you develop, run boxoffice listen --api-key svc_test_… --forward-to http://localhost:3000/hooks.")
 			const hook = "https://hooks.partner.example/in?k="
 			res = p.postFrom(demo, demo+"/webhook-url", url.Values{"webhook-url": {hook + strings.Repeat("k", 2049-len(hook))}})
 			require.Equal(t, http.StatusUnprocessableEntity, res.Status)
