@@ -294,8 +294,12 @@ func (s *Streams) follow(ctx context.Context, sse *sseWriter, p *auth.Principal,
 // markStreamed records that a listener got the events, for the delivery
 // log (an event of an app without a webhook URL went somewhere after all).
 // Failing to record it costs the log a line, not the listener an event.
+// The events were flushed to the listener, so this is recorded even when
+// the listener leaves at once.
 func (s *Streams) markStreamed(ctx context.Context, appID int64, ids []string) {
-	if err := store.MarkWebhookEventsStreamed(ctx, s.db, ids, time.Now()); err != nil && ctx.Err() == nil {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := store.MarkWebhookEventsStreamed(ctx, s.db, ids, time.Now()); err != nil {
 		s.log.Warn("webhook stream: recording streamed events failed", "app_id", appID, "error", err)
 	}
 }
