@@ -73,6 +73,9 @@ type OrderSearch struct {
 	Status string
 	// RefundReview keeps only orders flagged for refund review.
 	RefundReview bool
+	// ReferenceContains keeps orders whose reference contains it; "" keeps
+	// all. It sifts the ranges the other filters read.
+	ReferenceContains string
 	// Limit is how many orders, at most, to return.
 	Limit int
 }
@@ -103,6 +106,12 @@ func SearchOrders(ctx context.Context, db bun.IDB, s OrderSearch) ([]*Order, err
 		}
 		return q.Order("o.created_at DESC", "o.reference DESC").Limit(int64(s.Limit))
 	}
+	contains := func(q *bun.SelectQuery) *bun.SelectQuery {
+		if s.ReferenceContains == "" {
+			return q
+		}
+		return q.Where(`o.reference LIKE ? ESCAPE '\'`, "%"+likeEscaper.Replace(s.ReferenceContains)+"%")
+	}
 	var queries []*bun.SelectQuery
 	envs, statuses := []string{s.Environment}, []string{s.Status}
 	if s.Environment == "" {
@@ -128,11 +137,11 @@ func SearchOrders(ctx context.Context, db bun.IDB, s OrderSearch) ([]*Order, err
 		if s.Status != "" {
 			q = q.Where("o.status || '' = ?", s.Status)
 		}
-		queries = append(queries, q.Order("o.created_at DESC", "o.reference DESC").Limit(int64(s.Limit)))
+		queries = append(queries, contains(q).Order("o.created_at DESC", "o.reference DESC").Limit(int64(s.Limit)))
 	default:
 		for _, env := range envs {
 			for _, status := range statuses {
-				queries = append(queries, query(env, status))
+				queries = append(queries, contains(query(env, status)))
 			}
 		}
 	}

@@ -79,7 +79,8 @@ func TestSearchOrders(t *testing.T) {
 			var out []*store.Order
 			for _, o := range all {
 				if (s.AppID == 0 || o.AppID == s.AppID) && (s.Environment == "" || o.Environment == s.Environment) &&
-					(s.Status == "" || o.Status == s.Status) && (!s.RefundReview || o.RefundReview) {
+					(s.Status == "" || o.Status == s.Status) && (!s.RefundReview || o.RefundReview) &&
+					strings.Contains(o.Reference, s.ReferenceContains) {
 					out = append(out, o)
 				}
 			}
@@ -98,23 +99,27 @@ func TestSearchOrders(t *testing.T) {
 			for _, env := range []string{"", store.EnvTest, store.EnvLive} {
 				for _, status := range append([]string{""}, statuses...) {
 					for _, review := range []bool{false, true} {
-						for _, limit := range []int{1, 7, 100} {
-							s := store.OrderSearch{AppID: app, Environment: env, Status: status, RefundReview: review, Limit: limit}
-							name := fmt.Sprintf("app=%d env=%q status=%q review=%v limit=%d", app, env, status, review, limit)
-							hook.take()
-							got, err := store.SearchOrders(ctx, db, s)
-							require.NoError(t, err, name)
-							refs := []string{}
-							for _, o := range got {
-								refs = append(refs, o.Reference)
-								require.Equal(t, time.UTC, o.CreatedAt.Location(), name)
-							}
-							require.Equal(t, want(s), refs, name)
-							queries := hook.take()
-							require.LessOrEqual(t, len(queries), 10, name)
-							if limit == 7 {
-								for _, q := range queries {
-									requireIndexRange(t, db, q, review, name)
+						// LIKE's wildcards match themselves: "_1" is not "any character, then 1".
+						for _, contains := range []string{"", "_1", "%"} {
+							for _, limit := range []int{1, 7, 100} {
+								s := store.OrderSearch{AppID: app, Environment: env, Status: status, RefundReview: review,
+									ReferenceContains: contains, Limit: limit}
+								name := fmt.Sprintf("app=%d env=%q status=%q review=%v contains=%q limit=%d", app, env, status, review, contains, limit)
+								hook.take()
+								got, err := store.SearchOrders(ctx, db, s)
+								require.NoError(t, err, name)
+								refs := []string{}
+								for _, o := range got {
+									refs = append(refs, o.Reference)
+									require.Equal(t, time.UTC, o.CreatedAt.Location(), name)
+								}
+								require.Equal(t, want(s), refs, name)
+								queries := hook.take()
+								require.LessOrEqual(t, len(queries), 10, name)
+								if limit == 7 {
+									for _, q := range queries {
+										requireIndexRange(t, db, q, review, name)
+									}
 								}
 							}
 						}
