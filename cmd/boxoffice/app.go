@@ -262,6 +262,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Webhooks.Enqueue = runner.EnqueueDelivery
 	m.Tickets.EnqueueEmail = runner.EnqueueTicketEmail
 	m.Portal.Mail, m.Portal.From, m.Portal.EnqueueNotice = m.Mail, cfg.MailFrom, runner.EnqueueSignUpNotice
+	m.Portal.Checkout = m.Checkout
 	return m, nil
 }
 
