@@ -177,7 +177,7 @@ func printOrderLine(w io.Writer, o orderJSON) {
 func printOrder(w io.Writer, o orderShowJSON, r *checkout.Record) {
 	fmt.Fprintf(w, "order %s (%s) of app %d: %s, %s %s\n", o.Reference, o.Environment, o.AppID, o.Status,
 		deref(o.Currency), o.TotalAmount)
-	fmt.Fprintf(w, "  event %d %q, date %d (%s)\n", o.EventID, o.EventName, o.EventdateID,
+	fmt.Fprintf(w, "  event %d %q, date %d: %s\n", o.EventID, o.EventName, o.EventdateID,
 		catalog.DisplayInZone(r.Date.StartAt, r.Event.Timezone))
 	fmt.Fprintf(w, "  created %s, updated %s\n", deref(o.CreatedAt), deref(o.UpdatedAt))
 	if o.CheckoutURL != nil {

@@ -156,7 +156,7 @@ func TestCLIOrders(t *testing.T) {
 				ids := f.demo.Catalog
 				for _, want := range []string{
 					"order " + f.sandboxPaid + " (test) of app 1: paid, GHS 240.00\n",
-					fmt.Sprintf("  event %d \"Highlife Night at the Conference Centre\", date %d (", ids.Events["DEMO-HIGHLIFE"], ids.EventDates["DEMO-HIGHLIFE-1"]),
+					fmt.Sprintf("  event %d \"Highlife Night at the Conference Centre\", date %d: ", ids.Events["DEMO-HIGHLIFE"], ids.EventDates["DEMO-HIGHLIFE-1"]),
 					"  buyer: Ama Mensah <ama@example.com> 024 123 4567\n",
 					"  payment: simulated (a sandbox order)\n",
 					fmt.Sprintf("  1 item(s):\n    2 × Regular (ticket %d) at 120.00 = 240.00\n", ids.Tickets["DEMO-HIGHLIFE-REG"]),
