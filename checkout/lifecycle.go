@@ -87,7 +87,8 @@ func decide(o *store.Order, s settlement, now time.Time) change {
 		if c.to == store.OrderPaid {
 			c.to = ""
 		}
-		c.review = fmt.Sprintf("payment %s confirmed for %d %s, the order is %d %s", p.Reference, p.Amount, p.Currency, o.TotalAmount, o.Currency)
+		c.review = fmt.Sprintf("payment %s confirmed for %s %s, the order is %s %s", p.Reference,
+			strings.ToUpper(p.Currency), catalog.FormatAmount(p.Amount), o.Currency, catalog.FormatAmount(o.TotalAmount))
 		return c
 	}
 	if c.to != store.OrderPaid {
@@ -266,7 +267,12 @@ type Line struct {
 
 // Summary is what a checkout page shows of an order.
 type Summary struct {
-	Order     *store.Order
+	Order *store.Order
+	// Seller is the name of the partner app that sells the tickets; Shop
+	// is where the buyer goes back to it without an outcome (the order's
+	// cancel_url, the reference added), while the order waits.
+	Seller    string
+	Shop      string
 	Event     *store.Event
 	Date      *store.EventDate
 	Venue     *store.Venue
@@ -275,14 +281,20 @@ type Summary struct {
 	ExpiresAt time.Time
 }
 
-// Summarize loads an order with its event, date, venue and lines.
+// Summarize loads an order with its seller, event, date, venue and lines.
 // Errors: order_not_found.
 func (s *Service) Summarize(ctx context.Context, ref string) (*Summary, error) {
 	o, err := s.byReference(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	sum := &Summary{Order: o, Total: catalog.FormatAmount(o.TotalAmount), ExpiresAt: o.ExpiresAt}
+	sum := &Summary{Order: o, Total: catalog.FormatAmount(o.TotalAmount), ExpiresAt: o.ExpiresAt,
+		Shop: withOrderParam(o.CancelURL, o.Reference)}
+	app, err := store.AppByID(ctx, s.DB, o.AppID)
+	if err != nil {
+		return nil, err
+	}
+	sum.Seller = app.Name
 	if sum.Event, err = store.EventByID(ctx, s.DB, o.EventID); err != nil {
 		return nil, err
 	}

@@ -261,7 +261,7 @@ func TestTransitions(t *testing.T) {
 			func(b *lifecycleBundle, o *store.Order) (*store.Order, error) {
 				return b.svc.ConfirmPayment(context.Background(), &payments.Status{Reference: o.Reference, State: payments.Paid, Amount: 100, Currency: "GHS"})
 			},
-			want{status: store.OrderPending, review: "payment %s confirmed for 100 GHS, the order is 24000 GHS", held: 2}},
+			want{status: store.OrderPending, review: "payment %s confirmed for GHS 1.00, the order is GHS 240.00", held: 2}},
 		{"SettlePaid", "DEMO-HIGHLIFE-REG", before(store.OrderPending), settle(store.OrderPaid),
 			want{status: store.OrderPaid, webhooks: paidHooks, sold: 2}},
 		{"SettlePastExpiryCanOnlyExpire", "DEMO-HIGHLIFE-REG", late, settle(store.OrderPaid),

@@ -26,8 +26,10 @@ type Metrics struct {
 }
 
 // NewMetrics registers the metrics, the Go and process collectors, the
-// database pool statistics of db and the job queue depth read by depth.
-func NewMetrics(db *sql.DB, depth func(context.Context) (map[string]int, error)) *Metrics {
+// database pool statistics of db, the job queue depth read by depth and
+// the orders awaiting a refund review read by reviews (counts by
+// environment), both read at scrape time.
+func NewMetrics(db *sql.DB, depth, reviews func(context.Context) (map[string]int, error)) *Metrics {
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -46,7 +48,9 @@ func NewMetrics(db *sql.DB, depth func(context.Context) (map[string]int, error))
 	}
 	m.Registry.MustRegister(m.requests, m.latency, m.checkouts, m.webhooks,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		collectors.NewDBStatsCollector(db, "boxoffice"), &queueCollector{depth: depth})
+		collectors.NewDBStatsCollector(db, "boxoffice"),
+		&countCollector{desc: queueDesc, labels: jobStates, read: depth},
+		&countCollector{desc: reviewDesc, labels: environments, read: reviews})
 	// Known series read 0 from the start, so a rate or an alert on them
 	// works before the first event instead of seeing no series at all.
 	for _, outcome := range webhookOutcomes {
@@ -132,22 +136,31 @@ var queueDesc = prometheus.NewDesc("boxoffice_jobs", "Background jobs by state (
 // jobStates are River's job states, all reported so an empty queue reads 0.
 var jobStates = []string{"available", "pending", "scheduled", "running", "retryable", "completed", "cancelled", "discarded"}
 
-// queueCollector reads the job queue's depth when scraped.
-type queueCollector struct {
-	depth func(context.Context) (map[string]int, error)
+var reviewDesc = prometheus.NewDesc("boxoffice_orders_refund_review",
+	"Orders whose payment is flagged for a refund review (confirmed after the order expired or failed, or for the wrong amount), "+
+		"by environment, read from the database at scrape time: every instance reports the same number.",
+	[]string{"environment"}, nil)
+
+// countCollector reports, when scraped, a gauge per label value of desc's
+// one label, read by read: a value read doesn't name counts 0, so every
+// series exists from the start.
+type countCollector struct {
+	desc   *prometheus.Desc
+	labels []string
+	read   func(context.Context) (map[string]int, error)
 }
 
-func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- queueDesc }
+func (c *countCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
-func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *countCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	states, err := c.depth(ctx)
+	counts, err := c.read(ctx)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(queueDesc, err)
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
 		return
 	}
-	for _, state := range jobStates {
-		ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(states[state]), state)
+	for _, label := range c.labels {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[label]), label)
 	}
 }

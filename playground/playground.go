@@ -105,6 +105,14 @@ var pageTemplate = template.Must(template.New("playground").Parse(`<!DOCTYPE htm
   }
   .bo-key-state { white-space: nowrap; opacity: 0.75; }
   .bo-hint { opacity: 0.75; }
+  /* No key yet: say where one comes from, and ask for it. */
+  .bo-start {
+    flex: 1 1 100%; margin: 0.15rem 0 0.1rem; padding: 0.55rem 0.75rem; border-radius: 6px;
+    color: hsl(219, 28%, 18%); background: hsl(45, 100%, 92%); border: 1px solid hsl(45, 80%, 72%);
+  }
+  .bo-start[hidden] { display: none; }
+  .bo-start strong { font-weight: 600; }
+  body.bo-nokey .bo-key input { border-color: hsl(38, 90%, 45%); box-shadow: 0 0 0 2px hsla(38, 90%, 50%, 0.35); }
   @media (prefers-color-scheme: dark) {
     body:not(.graphiql-light) .bo-header { color: hsl(219, 29%, 78%); background: hsl(219, 29%, 14%); border-bottom-color: hsla(219, 29%, 78%, 0.12); }
     body:not(.graphiql-light) .bo-header strong { color: hsl(219, 29%, 92%); }
@@ -141,6 +149,7 @@ var pageTemplate = template.Must(template.New("playground").Parse(`<!DOCTYPE htm
     <span id="bo-key-state" class="bo-key-state" aria-live="polite"></span>
   </label>
   <span class="bo-hint">Sent as <code>X-API-Key</code> with every request, docs included; kept in this browser (localStorage) only. Use a <code>svc_test_</code> key.</span>
+  <p id="bo-start" class="bo-start" role="status" hidden><strong>Paste your test key to start.</strong> It begins <code>svc_test_</code>: <code>make run</code> printed one, and the developer portal (<a href="/portal/">/portal</a>) issues a new one. Then press ▶ to run the query, and open the book icon for the schema.</p>
 </header>
 <div id="graphiql">Loading the playground…</div>
 <script src="{{.ReactJS}}"></script>
@@ -153,6 +162,7 @@ var pageTemplate = template.Must(template.New("playground").Parse(`<!DOCTYPE htm
     var storageItem = {{.KeyStorage}};
     var input = document.getElementById("bo-key");
     var state = document.getElementById("bo-key-state");
+    var start = document.getElementById("bo-start");
 
     function load() { try { return localStorage.getItem(storageItem) || ""; } catch (e) { return ""; } }
     function save(key) {
@@ -161,6 +171,10 @@ var pageTemplate = template.Must(template.New("playground").Parse(`<!DOCTYPE htm
         return true;
       } catch (e) { return false; }
     }
+
+    // noKey is what a run answers before any key is pasted: a pointer to
+    // the key field, not a request the server would refuse.
+    var noKey = { hint: "Paste your test key (svc_test_…) into the API key field above, then press ▶ again." };
 
     // fetcherFor adds the key to every request GraphiQL makes (queries and
     // the introspection behind the docs), unless the Headers tab sets a
@@ -181,16 +195,22 @@ var pageTemplate = template.Must(template.New("playground").Parse(`<!DOCTYPE htm
           if (h.toLowerCase() !== "x-api-key") { headers[h] = given[h]; } else if (given[h]) { headers[h] = given[h]; own = true; }
         });
         if (key && !own) { headers["X-API-Key"] = key; }
+        if (!key && !own) { return Promise.resolve(noKey); }
         return base(params, Object.assign({}, fetchOpts, { headers: headers }));
       };
     }
 
     var root = ReactDOM.createRoot(document.getElementById("graphiql"));
     function render(key) {
-      // A new fetcher makes GraphiQL fetch the schema again, with the
-      // key: the docs load without a manual refresh.
+      // Without a key the page asks for one and fetches nothing (schema
+      // null: no introspection the server would refuse). A new fetcher
+      // makes GraphiQL fetch the schema again, with the key: the docs load
+      // without a manual refresh.
+      start.hidden = !!key;
+      document.body.classList.toggle("bo-nokey", !key);
       root.render(React.createElement(GraphiQL, {
         fetcher: fetcherFor(key),
+        schema: key ? undefined : null,
         schemaDescription: true,
         defaultQuery: {{.DefaultQuery}},
         isHeadersEditorEnabled: true,

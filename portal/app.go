@@ -154,6 +154,8 @@ func (s *Service) Redeliver(ctx context.Context, sess *Session, appID int64, eve
 type OrderQuery struct {
 	Env       string // test (default) or live
 	Reference string // part of a reference; "" for all
+	// Review lists only orders flagged for a refund review.
+	Review bool
 }
 
 // Page sizes of an app page.
@@ -175,12 +177,12 @@ type AppPage struct {
 	Health       *store.WebhookHealth
 	DisableAfter time.Duration
 	// Orders are the newest orders of Query, newest first.
-	Orders []store.Order
+	Orders []*store.Order
 	Query  OrderQuery
 }
 
 // AppPage reads an app's page: its keys, webhook deliveries and the orders
-// of q.
+// of q (store.SearchOrders: flagged ones from the index of refund reviews).
 // Errors: account_pending_approval, account_disabled, not_found,
 // validation_failed (env, reference).
 func (s *Service) AppPage(ctx context.Context, sess *Session, appID int64, q OrderQuery) (*AppPage, error) {
@@ -214,7 +216,9 @@ func (s *Service) AppPage(ctx context.Context, sess *Session, appID int64, q Ord
 		return nil, err
 	}
 	page.DisableAfter = s.Webhooks.DisabledAfter()
-	if page.Orders, err = store.AppOrders(ctx, s.DB, appID, q.Env, q.Reference, PageOrders); err != nil {
+	page.Orders, err = store.SearchOrders(ctx, s.DB, store.OrderSearch{AppID: appID, Environment: q.Env,
+		RefundReview: q.Review, ReferenceContains: q.Reference, Limit: PageOrders})
+	if err != nil {
 		return nil, err
 	}
 	return page, nil

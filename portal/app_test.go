@@ -173,11 +173,12 @@ func TestApps(t *testing.T) {
 				"http://hooks.example/h":       `"http://hooks.example/h" must be an absolute https:// URL`,
 				"hooks.example/h":              `"hooks.example/h" must be an absolute https:// URL`,
 				"https://u:p@hooks.example/h":  `"https://u:p@hooks.example/h" must not carry a user name or password`,
-				"https://localhost/h":          `"https://localhost/h" must be reachable on the public internet, not localhost`,
-				"https://127.0.0.1:8443/h":     `"https://127.0.0.1:8443/h" points at a special-purpose address (loopback (RFC 1122)), which never receives webhooks`,
-				"https://10.1.2.3/h":           `"https://10.1.2.3/h" points at a special-purpose address (private use (RFC 1918)), which never receives webhooks`,
+				"https://localhost/h":          `"https://localhost/h" must be reachable on the public internet, not localhost; to get events on this machine while you develop, run boxoffice listen --api-key svc_test_… --forward-to https://localhost/h`,
+				"http://localhost:3000/hooks":  `"http://localhost:3000/hooks" must be an absolute https:// URL; to get events on this machine while you develop, run boxoffice listen --api-key svc_test_… --forward-to http://localhost:3000/hooks`,
+				"https://127.0.0.1:8443/h":     `"https://127.0.0.1:8443/h" points at a special-purpose address (loopback (RFC 1122)), which never receives webhooks; to get events on this machine while you develop, run boxoffice listen --api-key svc_test_… --forward-to https://127.0.0.1:8443/h`,
+				"https://10.1.2.3/h":           `"https://10.1.2.3/h" points at a special-purpose address (private use (RFC 1918)), which never receives webhooks; to get events on this machine while you develop, run boxoffice listen --api-key svc_test_… --forward-to https://10.1.2.3/h`,
 				"https://169.254.169.254/meta": `"https://169.254.169.254/meta" points at a special-purpose address (link-local, cloud metadata (RFC 3927)), which never receives webhooks`,
-				"https://[::1]/h":              `"https://[::1]/h" points at a special-purpose address (loopback (RFC 4291)), which never receives webhooks`,
+				"https://[::1]/h":              `"https://[::1]/h" points at a special-purpose address (loopback (RFC 4291)), which never receives webhooks; to get events on this machine while you develop, run boxoffice listen --api-key svc_test_… --forward-to https://[::1]/h`,
 			} {
 				requireField(t, f.svc.SetWebhookURL(f.ctx, sess, id, url), "webhook-url", msg)
 			}

@@ -25,6 +25,8 @@ type appView struct {
 	Orders    []orderRow
 	Env       string
 	Reference string
+	// Review is set when only orders flagged for refund review are listed.
+	Review bool
 }
 
 type keyRow struct {
@@ -32,12 +34,12 @@ type keyRow struct {
 	Active               bool
 }
 
-type eventRow struct {
-	ID, Type, Env, Status, Code, Latency, Error, Created string
-	Attempts                                             int64
+// orderRow is one order of the recent orders; Review marks one whose
+// payment is flagged for a refund review.
+type orderRow struct {
+	Reference, Status, Total, Created, Updated string
+	Review                                     bool
 }
-
-type orderRow struct{ Reference, Status, Total, Created, Updated string }
 
 // healthView is what the app page says of a webhook URL whose deliveries
 // fail: since when, how many in a row, why the last one failed, and when
@@ -77,7 +79,7 @@ func days(d time.Duration) string {
 // newAppView converts what AppPage read for the template.
 func newAppView(p *AppPage) *appView {
 	v := &appView{App: p.App, Suspended: p.App.Status == store.AppSuspended, Env: p.Query.Env, Reference: p.Query.Reference,
-		Webhook: newHealthView(p.Health, p.DisableAfter)}
+		Review: p.Query.Review, Webhook: newHealthView(p.Health, p.DisableAfter), Events: eventRows(p.Events, p.Attempts, false)}
 	for _, env := range []string{store.EnvTest, store.EnvLive} {
 		row := keyRow{Env: env}
 		if k := p.Keys[env]; k != nil {
@@ -85,28 +87,10 @@ func newAppView(p *AppPage) *appView {
 		}
 		v.Keys = append(v.Keys, row)
 	}
-	for _, e := range p.Events {
-		row := eventRow{ID: e.ID, Type: e.Type, Env: e.Environment, Status: e.Status, Attempts: e.Attempts,
-			Code: "—", Created: when(e.CreatedAt)}
-		if as := p.Attempts[e.ID]; len(as) > 0 {
-			last := as[len(as)-1]
-			if last.StatusCode != nil {
-				row.Code = "HTTP " + strconv.FormatInt(*last.StatusCode, 10)
-			}
-			row.Latency = strconv.FormatInt(last.LatencyMS, 10) + " ms"
-			if last.Error != nil && last.StatusCode == nil {
-				row.Code, row.Error = "no answer", deliveryProblem(*last.Error)
-			}
-		} else if e.Status == store.WebhookFailed && e.LastError != nil {
-			// Given up without an attempt: deliveries to the URL were disabled.
-			row.Code, row.Error = "not sent", deliveryProblem(*e.LastError)
-		}
-		v.Events = append(v.Events, row)
-	}
 	for _, o := range p.Orders {
 		v.Orders = append(v.Orders, orderRow{Reference: o.Reference, Status: o.Status,
 			Total:   o.Currency + " " + catalog.FormatAmount(o.TotalAmount),
-			Created: when(o.CreatedAt), Updated: when(o.UpdatedAt)})
+			Created: when(o.CreatedAt), Updated: when(o.UpdatedAt), Review: o.RefundReview})
 	}
 	return v
 }
@@ -143,7 +127,19 @@ var notices = map[string]string{
 	"webhook-resumed":  "Deliveries resumed. Redeliver from the log below the events that failed while they were disabled.",
 	"emails-on":        "Ticket emails are on: buyers of live orders paid from now on get their tickets by email.",
 	"emails-off":       "Ticket emails are off: deliver tickets to your buyers from each order's tickets or tickets_url.",
+	"created":          "App created with a test key, a live key and a webhook signing secret.",
+	"key-rotated-test": "New test key issued. The old one is revoked: requests with it now answer 401 invalid_api_key.",
+	"key-rotated-live": "New live key issued. The old one is revoked: requests with it now answer 401 invalid_api_key.",
+	"secret-rotated":   "New webhook signing secret issued; deliveries from now on are signed with it.",
 }
+
+// shownOnce are the notices of changes that made a key or secret, which
+// the page after the change shows once (revealNext).
+var shownOnce = map[string]bool{"created": true, "key-rotated-test": true, "key-rotated-live": true, "secret-rotated": true}
+
+// goneNotice is what the page says instead when it is reloaded.
+const goneNotice = "Keys and secrets are shown only once, right after they are made; this page no longer shows them. " +
+	"If you did not copy them, rotate the key or the webhook secret below for a new one."
 
 func appID(r *http.Request) int64 {
 	id, err := strconv.ParseInt(chi.URLParam(r, "app"), 10, 64)
@@ -158,7 +154,8 @@ func appID(r *http.Request) int64 {
 func (h *Handler) showApp(w http.ResponseWriter, r *http.Request, id int64, status int, p *page) {
 	sess := sessionFrom(r)
 	q := r.URL.Query()
-	data, err := h.Service.AppPage(r.Context(), sess, id, OrderQuery{Env: q.Get("env"), Reference: q.Get("reference")})
+	data, err := h.Service.AppPage(r.Context(), sess, id, OrderQuery{Env: q.Get("env"), Reference: q.Get("reference"),
+		Review: q.Get("review") != ""})
 	if err != nil && apperr.CodeOf(err) == apperr.ValidationFailed {
 		// A bad search: show the page with the search refused.
 		p.Err, p.Form = apperr.From(err), q
@@ -171,8 +168,16 @@ func (h *Handler) showApp(w http.ResponseWriter, r *http.Request, id int64, stat
 	}
 	p.Title, p.Nav, p.Session, p.App = data.App.Name, "apps", sess, newAppView(data)
 	p.Defaults = map[string]string{"webhook-url": data.App.WebhookURL, "reference": data.Query.Reference}
-	if p.Flash == "" {
-		p.Flash = notices[q.Get("done")]
+	done := q.Get("done")
+	if r.Method == http.MethodGet {
+		p.Reveal = h.takeReveal(w, r, id)
+	}
+	switch {
+	case p.Flash != "":
+	case shownOnce[done] && p.Reveal == nil:
+		p.Flash = goneNotice
+	default:
+		p.Flash = notices[done]
 	}
 	h.render(w, r, status, "app", p)
 }
@@ -207,8 +212,9 @@ func (h *Handler) apps(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, "apps", &page{Title: "Your apps", Nav: "apps", Session: sess, Apps: apps})
 }
 
-// createApp creates an app and shows its page with the keys and secret,
-// this once.
+// createApp creates an app and sends the browser to its page, which shows
+// the keys and secret this once (revealNext): reloading that page creates
+// nothing.
 func (h *Handler) createApp(w http.ResponseWriter, r *http.Request) {
 	sess := sessionFrom(r)
 	app, err := h.Service.CreateApp(r.Context(), sess, r.PostForm.Get("name"))
@@ -217,13 +223,10 @@ func (h *Handler) createApp(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, err, &page{Title: "Your apps", Nav: "apps", Apps: apps, Form: r.PostForm}, "apps")
 		return
 	}
-	h.showApp(w, r, app.App.ID, http.StatusCreated, &page{
-		Flash: fmt.Sprintf("App %q created with a test key, a live key and a webhook signing secret.", app.App.Name),
-		Reveal: []secret{
-			{ID: "test-key", Label: "Test key (sandbox)", Value: app.TestKey},
-			{ID: "live-key", Label: "Live key", Value: app.LiveKey},
-			{ID: "webhook-secret", Label: "Webhook signing secret", Value: app.WebhookSecret},
-		},
+	h.revealNext(w, r, app.App.ID, "created", []secret{
+		{ID: "test-key", Label: "Test key (sandbox)", Value: app.TestKey},
+		{ID: "live-key", Label: "Live key", Value: app.LiveKey},
+		{ID: "webhook-secret", Label: "Webhook signing secret", Value: app.WebhookSecret},
 	})
 }
 
@@ -234,11 +237,7 @@ func (h *Handler) rotateKey(w http.ResponseWriter, r *http.Request) {
 		h.actionFailed(w, r, err)
 		return
 	}
-	r.URL.RawQuery = ""
-	h.showApp(w, r, appID(r), http.StatusOK, &page{
-		Flash:  fmt.Sprintf("New %s key issued. The old one is revoked: requests with it now answer 401 invalid_api_key.", env),
-		Reveal: []secret{{ID: env + "-key", Label: "New " + env + " key", Value: key}},
-	})
+	h.revealNext(w, r, appID(r), "key-rotated-"+env, []secret{{ID: env + "-key", Label: "New " + env + " key", Value: key}})
 }
 
 func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request) {
@@ -283,11 +282,7 @@ func (h *Handler) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
 		h.actionFailed(w, r, err)
 		return
 	}
-	r.URL.RawQuery = ""
-	h.showApp(w, r, appID(r), http.StatusOK, &page{
-		Flash:  "New webhook signing secret issued; deliveries from now on are signed with it.",
-		Reveal: []secret{{ID: "webhook-secret", Label: "Webhook signing secret", Value: secretValue}},
-	})
+	h.revealNext(w, r, appID(r), "secret-rotated", []secret{{ID: "webhook-secret", Label: "Webhook signing secret", Value: secretValue}})
 }
 
 func (h *Handler) sendTestEvent(w http.ResponseWriter, r *http.Request) {

@@ -62,6 +62,7 @@ func (h *Handler) Routes() http.Handler {
 		r.Post("/apps", h.createApp)
 		r.Route("/apps/{app}", func(r chi.Router) {
 			r.Get("/", h.app)
+			r.Get("/orders/{reference}", h.order)
 			r.Post("/keys/{env}/rotate", h.rotateKey)
 			r.Post("/keys/{env}/revoke", h.revokeKey)
 			r.Post("/redirect-domains", h.addRedirectDomain)
@@ -277,6 +278,9 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, err error, p *p
 	case e.Code == apperr.NotFound && name == "app":
 		h.message(w, r, http.StatusNotFound, "App not found", sentence(e.Message))
 		return
+	case e.Code == apperr.NotFound && name == "order":
+		h.message(w, r, http.StatusNotFound, "Order not found", sentence(e.Message))
+		return
 	case e.Code == apperr.RateLimitExceeded:
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 		wait := fmt.Sprintf("%d minutes", (e.RetryAfter+59)/60)
@@ -306,6 +310,6 @@ func (h *Handler) internal(w http.ResponseWriter, r *http.Request, err error) {
 // back sends the browser to an app's page after a change, with a notice
 // picked from done (never text from the request).
 func back(w http.ResponseWriter, r *http.Request, appID int64, done string) {
-	u := "/portal/apps/" + strconv.FormatInt(appID, 10) + "?done=" + url.QueryEscape(done)
+	u := appPath(appID) + "?done=" + url.QueryEscape(done)
 	http.Redirect(w, r, u, http.StatusSeeOther)
 }

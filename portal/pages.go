@@ -94,6 +94,7 @@ type page struct {
 	Account      *store.Account
 	Apps         []store.App
 	App          *appView
+	Order        *orderView
 	Reveal       []secret
 	Token        string
 	PasswordHint string

@@ -1,13 +1,15 @@
 // Package portal is the developer portal: partners sign up, sign in and
 // manage their own apps — keys, redirect allowlist, webhook URL and secret,
-// test events and the delivery log, and recent orders — without an
-// operator. Service holds the partner's side of every rule (signed in, the
-// account active, the app theirs) and then calls the same services the CLI
-// calls (provision, webhook), as the partner (audit.AsPartner), so each
-// action is validated once and audited. Handler serves the pages.
+// test events and the delivery log, and recent orders, each with a page of
+// its own — without an operator. Service holds the partner's side of every
+// rule (signed in, the account active, the app theirs) and then calls the
+// same services the CLI calls (provision, webhook, checkout), as the
+// partner (audit.AsPartner), so each action is validated once and audited.
+// Handler serves the pages.
 //
 // Refusals are *apperr.Error: unauthorized (not signed in, wrong password),
-// account_pending_approval, account_disabled, not_found (not your app),
+// account_pending_approval, account_disabled, not_found (not your app, or
+// not your app's order),
 // rate_limit_exceeded (sign-in attempts, test events), and the validation_failed errors
 // of provision with their field names.
 package portal
@@ -24,6 +26,7 @@ import (
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/audit"
 	"github.com/boxoffice/boxoffice/auth"
+	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/mail"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/ratelimit"
@@ -66,8 +69,11 @@ type Service struct {
 	DB        *store.DB
 	Provision *provision.Service
 	Webhooks  *webhook.Service
-	Now       func() time.Time
-	Config    Config
+	// Checkout reads orders whole for the order page; nil answers it not
+	// found.
+	Checkout *checkout.Service
+	Now      func() time.Time
+	Config   Config
 	// PerIP and PerAccount limit sign-in attempts (sign-ups count per IP).
 	PerIP      *ratelimit.Limiter
 	PerAccount *ratelimit.Limiter

@@ -637,8 +637,14 @@ func (s *Service) CheckWebhookURL(raw string) error {
 		return apperr.Invalid("webhook-url", "%s", p)
 	}
 	u, err := url.Parse(raw)
+	// A receiver on the partner's own machine is what `boxoffice listen`
+	// is for: a refusal of one says so.
+	listen := ""
+	if err == nil && !s.AllowPrivateWebhooks && onThisMachine(u.Hostname()) {
+		listen = fmt.Sprintf("; to get events on this machine while you develop, run boxoffice listen --api-key svc_test_… --forward-to %s", raw)
+	}
 	if err != nil || u.Host == "" || u.Opaque != "" || (u.Scheme != "https" && !(s.AllowPrivateWebhooks && u.Scheme == "http")) {
-		return apperr.Invalid("webhook-url", "%q must be an absolute https:// URL", raw)
+		return apperr.Invalid("webhook-url", "%q must be an absolute https:// URL%s", raw, listen)
 	}
 	if u.User != nil {
 		return apperr.Invalid("webhook-url", "%q must not carry a user name or password", raw)
@@ -648,12 +654,28 @@ func (s *Service) CheckWebhookURL(raw string) error {
 	}
 	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return apperr.Invalid("webhook-url", "%q must be reachable on the public internet, not localhost", raw)
+		return apperr.Invalid("webhook-url", "%q must be reachable on the public internet, not localhost%s", raw, listen)
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if block := webhook.Special(ip); block != "" {
-			return apperr.Invalid("webhook-url", "%q points at a special-purpose address (%s), which never receives webhooks", raw, block)
+			return apperr.Invalid("webhook-url", "%q points at a special-purpose address (%s), which never receives webhooks%s", raw, block, listen)
 		}
 	}
 	return nil
+}
+
+// onThisMachine reports whether host names the machine itself or its
+// private network: localhost, a loopback or a private address, or one of
+// those written as an IPv4-mapped IPv6 address.
+func onThisMachine(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	ip = ip.Unmap()
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsUnspecified()
 }

@@ -102,7 +102,7 @@ func TestProvision(t *testing.T) {
 			require.Equal(t, []string{"b.example", "c.example"}, up.RedirectDomains)
 			bad := "https://192.168.1.10/h"
 			_, err = s.UpdateApp(ctx, app.App.ID, provision.AppUpdate{WebhookURL: &bad})
-			requireField(t, err, "webhook-url", `"https://192.168.1.10/h" points at a special-purpose address (private use (RFC 1918)), which never receives webhooks`)
+			requireField(t, err, "webhook-url", `"https://192.168.1.10/h" points at a special-purpose address (private use (RFC 1918)), which never receives webhooks; to get events on this machine while you develop, run boxoffice listen --api-key svc_test_… --forward-to https://192.168.1.10/h`)
 			require.NoError(t, setup(t, db, true).CheckWebhookURL("http://127.0.0.1:9999/h"), "WEBHOOK_ALLOW_PRIVATE_TARGETS lifts the rule")
 
 			entries, err := audit.List(ctx, db, acc.ID, 100)

@@ -183,18 +183,5 @@ func NextOrderSequence(ctx context.Context, db bun.IDB, orderID int64) (int64, e
 	return seq[0], nil
 }
 
-// AppOrders returns an app's newest orders of one environment, at most
-// limit; when refContains is not "" only orders whose reference contains it.
-func AppOrders(ctx context.Context, db bun.IDB, appID int64, env, refContains string, limit int) ([]Order, error) {
-	orders := []Order{}
-	q := db.NewSelect().Model(&orders).
-		Where("o.app_id = ?", appID).Where("o.environment = ?", env).
-		Order("o.created_at DESC", "o.id DESC").Limit(int64(limit))
-	if refContains != "" {
-		q = q.Where(`o.reference LIKE ? ESCAPE '\'`, "%"+likeEscaper.Replace(refContains)+"%")
-	}
-	return orders, translate(q.Scan(ctx))
-}
-
 // likeEscaper makes a string match itself in a LIKE pattern (ESCAPE '\').
 var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -59,4 +61,126 @@ func ListOrders(ctx context.Context, db bun.IDB, f OrderFilter) ([]*Order, error
 		o.CreatedAt = o.CreatedAt.UTC()
 	}
 	return orders, nil
+}
+
+// OrderSearch selects orders across apps, for operators and support.
+type OrderSearch struct {
+	// AppID keeps one app's orders; 0 keeps every app's.
+	AppID int64
+	// Environment keeps one environment's orders; "" keeps both.
+	Environment string
+	// Status keeps the orders of one status; "" keeps all.
+	Status string
+	// RefundReview keeps only orders flagged for refund review.
+	RefundReview bool
+	// ReferenceContains keeps orders whose reference contains it; "" keeps
+	// all. It sifts the ranges the other filters read.
+	ReferenceContains string
+	// Limit is how many orders, at most, to return.
+	Limit int
+}
+
+// orderStatuses are the statuses an order is stored with.
+var orderStatuses = []string{OrderPending, OrderPaid, OrderCompleted, OrderFailed, OrderExpired}
+
+// SearchOrders returns up to s.Limit orders s keeps, newest first
+// (created_at, then reference, descending). Every way of asking reads
+// index ranges already in listing order, each at most s.Limit entries
+// long: flagged orders come from the partial index of refund reviews (the
+// other filters sift that short list); one app's orders from the order
+// list's indexes, one range per environment; every app's from
+// orders_search_idx, one range per environment and status. The ranges are
+// merged here. So a search costs at most ten short index ranges, whatever
+// the number of orders.
+func SearchOrders(ctx context.Context, db bun.IDB, s OrderSearch) ([]*Order, error) {
+	query := func(env, status string) *bun.SelectQuery {
+		q := db.NewSelect()
+		if s.AppID != 0 {
+			q = q.Where("o.app_id = ?", s.AppID)
+		}
+		if env != "" {
+			q = q.Where("o.environment = ?", env)
+		}
+		if status != "" {
+			q = q.Where("o.status = ?", status)
+		}
+		return q.Order("o.created_at DESC", "o.reference DESC").Limit(int64(s.Limit))
+	}
+	contains := func(q *bun.SelectQuery) *bun.SelectQuery {
+		if s.ReferenceContains == "" {
+			return q
+		}
+		return q.Where(`o.reference LIKE ? ESCAPE '\'`, "%"+likeEscaper.Replace(s.ReferenceContains)+"%")
+	}
+	var queries []*bun.SelectQuery
+	envs, statuses := []string{s.Environment}, []string{s.Status}
+	if s.Environment == "" {
+		envs = []string{EnvTest, EnvLive}
+	}
+	if s.Status == "" && s.AppID == 0 {
+		statuses = orderStatuses
+	}
+	switch {
+	case s.RefundReview:
+		// The partial index's own predicate, written as it is, so both
+		// databases see the index applies; the other filters are written
+		// as expressions no index can serve, so no planner reads the far
+		// longer ranges of another index (every paid order of an app) to
+		// find the few flagged ones.
+		q := db.NewSelect().Where("refund_review")
+		if s.AppID != 0 {
+			q = q.Where("o.app_id + 0 = ?", s.AppID)
+		}
+		if s.Environment != "" {
+			q = q.Where("o.environment || '' = ?", s.Environment)
+		}
+		if s.Status != "" {
+			q = q.Where("o.status || '' = ?", s.Status)
+		}
+		queries = append(queries, contains(q).Order("o.created_at DESC", "o.reference DESC").Limit(int64(s.Limit)))
+	default:
+		for _, env := range envs {
+			for _, status := range statuses {
+				queries = append(queries, contains(query(env, status)))
+			}
+		}
+	}
+	var out []*Order
+	for _, q := range queries {
+		var page []*Order
+		if err := q.Model(&page).Scan(ctx); err != nil {
+			return nil, translate(err)
+		}
+		out = append(out, page...)
+	}
+	for _, o := range out {
+		o.CreatedAt = o.CreatedAt.UTC()
+	}
+	slices.SortFunc(out, func(a, b *Order) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.Reference, a.Reference)
+	})
+	return out[:min(len(out), s.Limit)], nil
+}
+
+// RefundReviewCounts returns how many orders are flagged for refund review
+// in each environment (an environment with none is absent), from the
+// partial index of refund reviews.
+func RefundReviewCounts(ctx context.Context, db bun.IDB) (map[string]int, error) {
+	var rows []struct {
+		Environment string `bun:"environment"`
+		N           int    `bun:"n"`
+	}
+	err := db.NewSelect().Model((*Order)(nil)).ColumnExpr("o.environment, count(*) AS n").
+		Where("refund_review").Group("o.environment").Scan(ctx, &rows)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make(map[string]int, len(rows))
+	for _, r := range rows {
+		out[r.Environment] = r.N
+	}
+	return out, nil
 }

@@ -31,6 +31,9 @@ type WebhookEvent struct {
 	LastError   *string   `bun:"last_error"`
 	CreatedAt   time.Time `bun:"created_at,notnull"`
 	DeliveredAt time.Time `bun:"delivered_at,nullzero"`
+	// StreamedAt is when the event was first sent down an event stream to
+	// `boxoffice listen`; zero when no listener got it.
+	StreamedAt time.Time `bun:"streamed_at,nullzero"`
 }
 
 // WebhookAttempt is one delivery attempt of an event.
@@ -92,6 +95,24 @@ func RecentWebhookEvents(ctx context.Context, db bun.IDB, appID int64, limit int
 	if err != nil {
 		return nil, nil, translate(err)
 	}
+	return withAttempts(ctx, db, events)
+}
+
+// OrderWebhookEvents returns the events of one order (its status changes
+// and its tickets' check-ins and voids), oldest first, with their
+// attempts: two statements, whatever the number of events.
+func OrderWebhookEvents(ctx context.Context, db bun.IDB, orderID int64) ([]WebhookEvent, map[string][]WebhookAttempt, error) {
+	events := []WebhookEvent{}
+	err := db.NewSelect().Model(&events).Where("we.order_id = ?", orderID).
+		Order("we.created_at", "we.sequence", "we.id").Scan(ctx)
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	return withAttempts(ctx, db, events)
+}
+
+// withAttempts loads the attempts of events in one statement.
+func withAttempts(ctx context.Context, db bun.IDB, events []WebhookEvent) ([]WebhookEvent, map[string][]WebhookAttempt, error) {
 	attempts := map[string][]WebhookAttempt{}
 	if len(events) == 0 {
 		return events, attempts, nil
@@ -101,9 +122,20 @@ func RecentWebhookEvents(ctx context.Context, db bun.IDB, appID int64, limit int
 		ids[i] = events[i].ID
 	}
 	var as []WebhookAttempt
-	err = db.NewSelect().Model(&as).Where("wa.event_id IN (?)", bun.List(ids)).Order("wa.event_id", "wa.attempt").Scan(ctx)
+	err := db.NewSelect().Model(&as).Where("wa.event_id IN (?)", bun.List(ids)).Order("wa.event_id", "wa.attempt").Scan(ctx)
 	for _, a := range as {
 		attempts[a.EventID] = append(attempts[a.EventID], a)
 	}
 	return events, attempts, translate(err)
+}
+
+// MarkWebhookEventsStreamed records that the events were sent down an
+// event stream at now; an event keeps the first time it was.
+func MarkWebhookEventsStreamed(ctx context.Context, db bun.IDB, ids []string, now time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := db.NewUpdate().Model((*WebhookEvent)(nil)).Set("streamed_at = ?", now.UTC()).
+		Where("id IN (?)", bun.List(ids)).Where("streamed_at IS NULL").Exec(ctx)
+	return translate(err)
 }

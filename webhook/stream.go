@@ -42,8 +42,9 @@ func DefaultStreamConfig() StreamConfig {
 // Streams serves every event of an app and environment, as it is written
 // and whichever instance writes it, to listeners of the app
 // (GET /api/v1/webhook-events/stream, used by `boxoffice listen`), as
-// Server-Sent Events. A stream only reads: deliveries to the app's webhook
-// URL go on as before, whether anyone listens or not. Each event is
+// Server-Sent Events. A stream only reads, but for noting on each event
+// when a listener first got it (the delivery log shows it): deliveries to
+// the app's webhook URL go on as before, whether anyone listens or not. Each event is
 // followed by its place in the stream, so a listener that reconnects with
 // Last-Event-ID misses nothing in between.
 type Streams struct {
@@ -262,12 +263,17 @@ func (s *Streams) follow(ctx context.Context, sse *sseWriter, p *auth.Principal,
 			if len(events) > 0 && !s.stillAdmitted(ctx, sse, key) {
 				return
 			}
-			for _, e := range events {
+			ids := make([]string, len(events))
+			for i, e := range events {
 				sse.message(e.ID, e.Type, e.Payload)
 				after = e.Cursor
+				ids[i] = e.ID
 			}
-			if len(events) > 0 && sse.flush() != nil {
-				return
+			if len(events) > 0 {
+				if sse.flush() != nil {
+					return
+				}
+				s.markStreamed(ctx, p.AppID, ids)
 			}
 			if held {
 				// Committed events wait for an older transaction: look
@@ -282,6 +288,19 @@ func (s *Streams) follow(ctx context.Context, sse *sseWriter, p *auth.Principal,
 				break
 			}
 		}
+	}
+}
+
+// markStreamed records that a listener got the events, for the delivery
+// log (an event of an app without a webhook URL went somewhere after all).
+// Failing to record it costs the log a line, not the listener an event.
+// The events were flushed to the listener, so this is recorded even when
+// the listener leaves at once.
+func (s *Streams) markStreamed(ctx context.Context, appID int64, ids []string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := store.MarkWebhookEventsStreamed(ctx, s.db, ids, time.Now()); err != nil {
+		s.log.Warn("webhook stream: recording streamed events failed", "app_id", appID, "error", err)
 	}
 }
 

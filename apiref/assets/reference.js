@@ -22,3 +22,21 @@
     metaData: { title: "Boxoffice API reference" }
   });
 })();
+
+// Scalar's key fields show a base64 sample ("QUxMIF…") as their
+// placeholder, which reads like a key already filled in. Fields are
+// created as the reader opens things (the client of an operation), so
+// every one is relabelled as it appears: empty, saying what goes there.
+(function () {
+  var sample = "QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT";
+  var selector = 'input[placeholder="' + sample + '"]';
+  function relabel() {
+    document.querySelectorAll(selector).forEach(function (input) {
+      input.setAttribute("placeholder", "Paste your svc_test_… key");
+    });
+  }
+  relabel();
+  new MutationObserver(relabel).observe(document.documentElement, {
+    subtree: true, childList: true, attributes: true, attributeFilter: ["placeholder"]
+  });
+})();

@@ -112,6 +112,17 @@ func TestAPIReferenceInBrowser(t *testing.T) {
 	}
 	screenshot("api-reference.png")
 
+	// The key field is empty and says what goes there: not Scalar's base64
+	// sample, which reads like a key already filled in.
+	var placeholders []string
+	run("read the key fields' placeholders", chromedp.Evaluate(
+		`Array.from(document.querySelectorAll("input.scalar-password-input")).map(function (i) { return i.placeholder + "|" + i.value; })`, &placeholders))
+	require.NotEmpty(t, placeholders)
+	for _, p := range placeholders {
+		require.Equal(t, "Paste your svc_test_… key|", p)
+	}
+	shootWidths(t, run, t.TempDir(), "api-reference-key")
+
 	// Try it: paste the test key once, open the client of GET /events and send.
 	run("paste the key", chromedp.SendKeys(`input.scalar-password-input`, tb.testKey, chromedp.ByQuery))
 	run("open the client of GET /api/v1/events",
@@ -129,6 +140,9 @@ func TestAPIReferenceInBrowser(t *testing.T) {
 	}
 	mu.Unlock()
 	require.Equal(t, http.StatusOK, status, "try it sent GET /api/v1/events with the key: %q", requested)
+	var samples int
+	run("look for the sample placeholder", chromedp.Evaluate(`document.querySelectorAll('input[placeholder^="QUxMIF"]').length`, &samples))
+	require.Zero(t, samples, "no key field of the client shows the sample either")
 	screenshot("api-reference-try-it.png")
 
 	var violations []string

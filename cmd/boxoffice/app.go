@@ -204,7 +204,9 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 		return nil, err
 	}
 	m.Limits = ratelimit.NewLimits(m.limitStore, cfg.RateLimits)
-	m.Metrics = observe.NewMetrics(db.DB.DB, func(ctx context.Context) (map[string]int, error) { return store.JobCounts(ctx, db) })
+	m.Metrics = observe.NewMetrics(db.DB.DB,
+		func(ctx context.Context) (map[string]int, error) { return store.JobCounts(ctx, db) },
+		func(ctx context.Context) (map[string]int, error) { return store.RefundReviewCounts(ctx, db) })
 	m.Listener = store.NewListener(db, log)
 	m.CatalogWatch = store.NewCatalogWatch(db, m.Listener)
 	m.Catalog = &catalog.Service{DB: db, Now: now}
@@ -267,6 +269,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Webhooks.Enqueue = runner.EnqueueDelivery
 	m.Tickets.EnqueueEmail = runner.EnqueueTicketEmail
 	m.Portal.Mail, m.Portal.From, m.Portal.EnqueueNotice = m.Mail, cfg.MailFrom, runner.EnqueueSignUpNotice
+	m.Portal.Checkout = m.Checkout
 	return m, nil
 }
 

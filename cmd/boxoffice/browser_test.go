@@ -128,6 +128,26 @@ func browserSteps(t *testing.T, ctx context.Context) func(step string, actions .
 	}
 }
 
+// shootWidths keeps a full-page screenshot of the page now shown at a
+// phone's width (390 px) and a desktop's (1280 px), as NAME-390.png and
+// NAME-1280.png (keepScreenshot), and checks nothing is wider than the
+// phone's screen.
+func shootWidths(t *testing.T, run func(string, ...chromedp.Action), dir, name string) {
+	t.Helper()
+	for _, width := range []int64{390, 1280} {
+		var png []byte
+		var scroll int64
+		run(fmt.Sprintf("screenshot %s at %d px", name, width),
+			chromedp.EmulateViewport(width, 844, chromedp.EmulateScale(1)),
+			chromedp.Evaluate(`document.documentElement.scrollWidth`, &scroll),
+			chromedp.FullScreenshot(&png, 100), // 100: PNG
+		)
+		require.LessOrEqual(t, scroll, width, "%s scrolls sideways at %d px", name, width)
+		keepScreenshot(t, dir, fmt.Sprintf("%s-%d.png", name, width), png)
+	}
+	run("back to the desktop", chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)))
+}
+
 // keepScreenshot writes png to the test's temporary directory and, when
 // BOXOFFICE_SCREENSHOTS is set, to that directory too.
 func keepScreenshot(t *testing.T, tmp, name string, png []byte) {

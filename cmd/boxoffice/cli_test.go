@@ -317,7 +317,7 @@ func TestCLI(t *testing.T) {
 			args []string
 			want string // the one line, after "boxoffice: "
 		}{
-			{"ErrUnknownCommand", []string{"bogus"}, `unknown command "bogus" (boxoffice has serve, migrate, seed, catalog, accounts, apps, keys, webhooks, listen, audit, mail, scanners, tickets, healthcheck)`},
+			{"ErrUnknownCommand", []string{"bogus"}, `unknown command "bogus" (boxoffice has serve, migrate, seed, catalog, accounts, apps, keys, webhooks, listen, audit, mail, scanners, tickets, orders, healthcheck)`},
 			{"ErrUnknownSubcommand", []string{"apps", "bogus"}, `unknown command "apps bogus" (boxoffice apps has create, update, set-ticket-emails, list, show, rotate-webhook-secret, set-status)`},
 			{"ErrNoSubcommand", []string{"accounts"}, `accounts needs a command: create, list, reset-link, set-status`},
 			{"ErrUnknownFlag", []string{"apps", "list", "--bogus"}, `apps list: flag provided but not defined: -bogus (see boxoffice apps list --help)`},
@@ -351,6 +351,62 @@ func TestCLI(t *testing.T) {
 				require.Contains(t, stdout, "USAGE:")
 			}
 		})
+	})
+
+	t.Run("OKHelpListsOwnFlags", func(t *testing.T) {
+		help := func(args ...string) string {
+			t.Helper()
+			stdout, _, err := runMain(t, dbURL, append(args, "--help")...)
+			require.NoError(t, err)
+			return stdout
+		}
+		globals := func(out string) []string {
+			_, section, _ := strings.Cut(out, "GLOBAL OPTIONS:")
+			return regexp.MustCompile(`(?m)^   (--[a-z-]+)`).FindAllString(section, -1)
+		}
+		listen := help("listen")
+		require.Contains(t, listen, "--forward-to")
+		require.NotContains(t, listen, "GLOBAL OPTIONS", "listen talks to a server: no server or database option applies")
+		require.NotContains(t, listen, "--database-url")
+		require.Equal(t, []string{"   --addr"}, globals(help("healthcheck")))
+		require.Equal(t, []string{"   --database-url", "   --webhook-allow-private-targets", "   --max-apps-per-account"}, globals(help("apps", "create")))
+		require.Equal(t, []string{"   --database-url", "   --public-base-url"}, globals(help("orders", "show")))
+		require.Equal(t, []string{"   --database-url"}, globals(help("mail", "list")))
+		byCommand, _, err := runMain(t, dbURL, "apps", "help", "list")
+		require.NoError(t, err)
+		require.Equal(t, []string{"   --database-url"}, globals(byCommand), "help by the help command too")
+		apps := help("apps")
+		require.Contains(t, apps, "rotate-webhook-secret")
+		require.NotContains(t, apps, "GLOBAL OPTIONS", "a group takes no option")
+		all := len(globalFlags())
+		require.Len(t, globals(help("serve")), all, "serve reads them all")
+		require.Len(t, globals(help()), all+1, "boxoffice --help lists them all, and --help")
+
+		// Every command: its own flags, then only the globals it names.
+		var walk func(path []string, c *cli.Command)
+		walk = func(path []string, c *cli.Command) {
+			for _, sub := range c.Commands {
+				if sub.Name == "help" {
+					continue
+				}
+				p := append(append([]string{}, path...), sub.Name)
+				walk(p, sub)
+				name := strings.Join(p, " ")
+				if len(sub.Commands) > 0 || name == "serve" {
+					continue
+				}
+				want, ok := commandGlobals[name]
+				if !ok {
+					want = []string{"database-url"}
+				}
+				var got []string
+				for _, g := range globals(help(p...)) {
+					got = append(got, strings.TrimPrefix(g, "   --"))
+				}
+				require.ElementsMatch(t, want, got, "boxoffice %s --help", name)
+			}
+		}
+		walk(nil, newCLI(io.Discard, io.Discard))
 	})
 
 	t.Run("EveryFlagHasHelp", func(t *testing.T) {

@@ -65,14 +65,13 @@ func scannersCommand(stdout, stderr io.Writer) *cli.Command {
 						return err
 					}
 					sc := s.Scanner
-					if cmd.Bool("json") {
-						return printJSON(stdout, newScannerJSON{ID: sc.ID, Name: sc.Name, EventID: sc.EventID, Environment: sc.Environment, Key: s.Key})
-					}
-					fmt.Fprintf(stdout, "scanner %d %q for the %s door of event %d (the key is shown only this once):\n  %s\n",
-						sc.ID, sc.Name, sc.Environment, sc.EventID, s.Key)
-					fmt.Fprintf(stdout, "Open %s/door on the phone and paste the key; revoke it with boxoffice scanners revoke %d\n",
-						strings.TrimRight(m.Config.PublicBaseURL, "/"), sc.ID)
-					return nil
+					out := newScannerJSON{ID: sc.ID, Name: sc.Name, EventID: sc.EventID, Environment: sc.Environment, Key: s.Key}
+					return output(cmd, stdout, out, func(w io.Writer) {
+						fmt.Fprintf(w, "scanner %d %q for the %s door of event %d (the key is shown only this once):\n  %s\n",
+							sc.ID, sc.Name, sc.Environment, sc.EventID, s.Key)
+						fmt.Fprintf(w, "Open %s/door on the phone and paste the key; revoke it with boxoffice scanners revoke %d\n",
+							strings.TrimRight(m.Config.PublicBaseURL, "/"), sc.ID)
+					})
 				}),
 			},
 			{
@@ -91,22 +90,19 @@ func scannersCommand(stdout, stderr io.Writer) *cli.Command {
 					for i := range list {
 						out[i] = toScannerJSON(&list[i])
 					}
-					if cmd.Bool("json") {
-						return printJSON(stdout, map[string]any{"scanners": out})
-					}
-					if len(out) == 0 {
-						fmt.Fprintln(stdout, "no scanners yet (boxoffice scanners create --event ID --env test|live --name NAME adds one)")
-						return nil
-					}
-					for _, s := range out {
-						state := "active"
-						if s.RevokedAt != nil {
-							state = "revoked " + *s.RevokedAt
+					return output(cmd, stdout, map[string]any{"scanners": out}, func(w io.Writer) {
+						if len(out) == 0 {
+							fmt.Fprintln(w, "no scanners yet (boxoffice scanners create --event ID --env test|live --name NAME adds one)")
 						}
-						fmt.Fprintf(stdout, "%-4d %-4s event %-4d %q  key …%s  created %s  %s\n", s.ID, s.Environment, s.EventID, s.Name,
-							s.Hint, s.CreatedAt, state)
-					}
-					return nil
+						for _, s := range out {
+							state := "active"
+							if s.RevokedAt != nil {
+								state = "revoked " + *s.RevokedAt
+							}
+							fmt.Fprintf(w, "%-4d %-4s event %-4d %q  key …%s  created %s  %s\n", s.ID, s.Environment, s.EventID, s.Name,
+								s.Hint, s.CreatedAt, state)
+						}
+					})
 				}),
 			},
 			{
@@ -115,11 +111,7 @@ func scannersCommand(stdout, stderr io.Writer) *cli.Command {
 				ArgsUsage: "ID",
 				Flags:     []cli.Flag{jsonFlag()},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
-					a, err := args(cmd, "ID")
-					if err != nil {
-						return err
-					}
-					id, err := parseID("scanner", a[0])
+					id, err := idArg(cmd, "scanner")
 					if err != nil {
 						return err
 					}
@@ -127,11 +119,9 @@ func scannersCommand(stdout, stderr io.Writer) *cli.Command {
 					if err != nil {
 						return err
 					}
-					if cmd.Bool("json") {
-						return printJSON(stdout, toScannerJSON(s))
-					}
-					fmt.Fprintf(stdout, "scanner %d %q is revoked (since %s)\n", s.ID, s.Name, rfc3339(s.RevokedAt))
-					return nil
+					return output(cmd, stdout, toScannerJSON(s), func(w io.Writer) {
+						fmt.Fprintf(w, "scanner %d %q is revoked (since %s)\n", s.ID, s.Name, rfc3339(s.RevokedAt))
+					})
 				}),
 			},
 		},
@@ -184,11 +174,7 @@ func ticketsCommand(stdout, stderr io.Writer) *cli.Command {
 					for _, s := range rec.Scans {
 						out.Scans = append(out.Scans, scanShowJSON{View: s.View, ScannerID: s.ScannerID, ScannerName: s.ScannerName})
 					}
-					if cmd.Bool("json") {
-						return printJSON(stdout, out)
-					}
-					printTicket(stdout, out)
-					return nil
+					return output(cmd, stdout, out, func(w io.Writer) { printTicket(w, out) })
 				}),
 			},
 			{
@@ -207,18 +193,17 @@ func ticketsCommand(stdout, stderr io.Writer) *cli.Command {
 					if err != nil {
 						return err
 					}
-					if cmd.Bool("json") {
-						return printJSON(stdout, map[string]any{"order_reference": res.OrderReference, "voided": res.Voided, "tickets": res.Tickets})
-					}
-					fmt.Fprintf(stdout, "voided %d of %d ticket(s) of order %s", res.Voided, len(res.Tickets), res.OrderReference)
-					if res.Voided < len(res.Tickets) {
-						fmt.Fprint(stdout, " (the others were void already)")
-					}
-					fmt.Fprintln(stdout)
-					for _, t := range res.Tickets {
-						fmt.Fprintf(stdout, "  %s  %d of %d  %s  %s\n", t.ID, t.Position, len(res.Tickets), t.TicketName, t.Status)
-					}
-					return nil
+					out := map[string]any{"order_reference": res.OrderReference, "voided": res.Voided, "tickets": res.Tickets}
+					return output(cmd, stdout, out, func(w io.Writer) {
+						fmt.Fprintf(w, "voided %d of %d ticket(s) of order %s", res.Voided, len(res.Tickets), res.OrderReference)
+						if res.Voided < len(res.Tickets) {
+							fmt.Fprint(w, " (the others were void already)")
+						}
+						fmt.Fprintln(w)
+						for _, t := range res.Tickets {
+							fmt.Fprintf(w, "  %s  %d of %d  %s  %s\n", t.ID, t.Position, len(res.Tickets), t.TicketName, t.Status)
+						}
+					})
 				}),
 			},
 		},

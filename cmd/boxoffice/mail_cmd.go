@@ -44,15 +44,13 @@ func mailCommand(stdout, stderr io.Writer) *cli.Command {
 			{
 				Name:  "list",
 				Usage: "the development mailbox, newest first",
-				Flags: []cli.Flag{
-					&cli.IntFlag{Name: "limit", Value: 20, Usage: fmt.Sprintf("how many of the newest messages to show (1 to %d)", mail.MaxRecent)},
-					jsonFlag(),
-				},
+				Flags: []cli.Flag{limitFlag(20, mail.MaxRecent, "of the newest messages"), jsonFlag()},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
-					if n := cmd.Int("limit"); n < 1 || n > mail.MaxRecent {
-						return fmt.Errorf("--limit %d is not between 1 and %d", n, mail.MaxRecent)
+					n, err := limit(cmd, mail.MaxRecent)
+					if err != nil {
+						return err
 					}
-					ms, err := m.Mailbox.Recent(ctx, cmd.Int("limit"))
+					ms, err := m.Mailbox.Recent(ctx, n)
 					if err != nil {
 						return err
 					}
@@ -61,21 +59,18 @@ func mailCommand(stdout, stderr io.Writer) *cli.Command {
 						out[i] = mailListJSON{ID: msg.ID, To: msg.To, Subject: msg.Subject, CreatedAt: rfc3339(msg.CreatedAt),
 							OrderReference: msg.OrderReference}
 					}
-					if cmd.Bool("json") {
-						return printJSON(stdout, map[string]any{"messages": out})
-					}
-					if len(out) == 0 {
-						fmt.Fprintln(stdout, "the development mailbox is empty (mail goes there while SMTP_URL is unset)")
-						return nil
-					}
-					for _, msg := range out {
-						fmt.Fprintf(stdout, "%-5d %s  %s  %q", msg.ID, msg.CreatedAt, msg.To, msg.Subject)
-						if msg.OrderReference != nil {
-							fmt.Fprintf(stdout, "  %s", *msg.OrderReference)
+					return output(cmd, stdout, map[string]any{"messages": out}, func(w io.Writer) {
+						if len(out) == 0 {
+							fmt.Fprintln(w, "the development mailbox is empty (mail goes there while SMTP_URL is unset)")
 						}
-						fmt.Fprintln(stdout)
-					}
-					return nil
+						for _, msg := range out {
+							fmt.Fprintf(w, "%-5d %s  %s  %q", msg.ID, msg.CreatedAt, msg.To, msg.Subject)
+							if msg.OrderReference != nil {
+								fmt.Fprintf(w, "  %s", *msg.OrderReference)
+							}
+							fmt.Fprintln(w)
+						}
+					})
 				}),
 			},
 			{
@@ -84,11 +79,7 @@ func mailCommand(stdout, stderr io.Writer) *cli.Command {
 				ArgsUsage: "ID",
 				Flags:     []cli.Flag{jsonFlag()},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
-					a, err := args(cmd, "ID")
-					if err != nil {
-						return err
-					}
-					id, err := parseID("mail message", a[0])
+					id, err := idArg(cmd, "mail message")
 					if err != nil {
 						return err
 					}
@@ -96,23 +87,19 @@ func mailCommand(stdout, stderr io.Writer) *cli.Command {
 					if err != nil {
 						return err
 					}
-					if cmd.Bool("json") {
-						out := mailShowJSON{
-							mailListJSON: mailListJSON{ID: msg.ID, To: msg.To, Subject: msg.Subject, CreatedAt: rfc3339(msg.CreatedAt),
-								OrderReference: msg.OrderReference},
-							From: msg.From, Headers: map[string]string{}, Text: msg.TextBody, HTML: msg.HTMLBody,
-							Attachments: []mailAttachmentJSON{},
-						}
-						for _, h := range msg.Headers {
-							out.Headers[h.Name] = h.Value
-						}
-						for _, at := range msg.Attachments {
-							out.Attachments = append(out.Attachments, mailAttachmentJSON{Name: at.Name, ContentType: at.ContentType, Size: len(at.Data)})
-						}
-						return printJSON(stdout, out)
+					out := mailShowJSON{
+						mailListJSON: mailListJSON{ID: msg.ID, To: msg.To, Subject: msg.Subject, CreatedAt: rfc3339(msg.CreatedAt),
+							OrderReference: msg.OrderReference},
+						From: msg.From, Headers: map[string]string{}, Text: msg.TextBody, HTML: msg.HTMLBody,
+						Attachments: []mailAttachmentJSON{},
 					}
-					printMailMessage(stdout, msg)
-					return nil
+					for _, h := range msg.Headers {
+						out.Headers[h.Name] = h.Value
+					}
+					for _, at := range msg.Attachments {
+						out.Attachments = append(out.Attachments, mailAttachmentJSON{Name: at.Name, ContentType: at.ContentType, Size: len(at.Data)})
+					}
+					return output(cmd, stdout, out, func(w io.Writer) { printMailMessage(w, msg) })
 				}),
 			},
 		},

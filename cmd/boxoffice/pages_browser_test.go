@@ -128,6 +128,28 @@ func TestReturnPagesInBrowser(t *testing.T) {
 		require.Equal(t, "https://partner.example/cancel?order_reference="+ref, loc, "the form's redirect is allowed by form-action")
 		require.Equal(t, "failed", tb.orderStatus(t, ref))
 	})
+	t.Run("BackToTheShop", func(t *testing.T) {
+		// Before any outcome, a buyer sees who sells the tickets and can go
+		// back to the shop (its cancel_url); the order waits as it was.
+		for _, tt := range []struct {
+			name  string
+			order func(testing.TB) (string, string)
+		}{
+			{"hosted-checkout", tb.livePending},
+			{"sandbox-checkout", func(t testing.TB) (string, string) { return tb.sandboxPending(t, tb.highlife(2)) }},
+		} {
+			ref, checkoutURL := tt.order(t)
+			run("open "+tt.name, chromedp.Navigate(checkoutURL), chromedp.WaitVisible(`#shop`, chromedp.ByQuery))
+			noViolations(tt.name)
+			require.Equal(t, "Checkout for Demo ticket shop", text(".seller"))
+			require.Equal(t, "Back to the shop", text("#shop"))
+			shootWidths(t, run, shots, tt.name)
+			var loc string
+			run("back to the shop", chromedp.Click(`#shop`, chromedp.ByQuery), chromedp.WaitVisible(`#partner`, chromedp.ByQuery), chromedp.Location(&loc))
+			require.Equal(t, "https://partner.example/cancel?order_reference="+ref, loc)
+			require.Equal(t, "pending", tb.orderStatus(t, ref), "leaving changes nothing")
+		}
+	})
 	t.Run("NotFoundPage", func(t *testing.T) {
 		run("open an unknown checkout", chromedp.Navigate("http://boxoffice.test/checkout/ord_nope"), chromedp.WaitVisible(`h1`, chromedp.ByQuery))
 		noViolations("the 404 page")

@@ -3,17 +3,21 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/boxoffice/boxoffice/playground"
 	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 )
 
 // TestPlaygroundInBrowser uses the playground as a frontend engineer on a
-// phone does, at 390 px wide in headless Chromium: paste a key, reload,
+// phone does, at 390 px wide in headless Chromium: see it ask for a key
+// (and send nothing without one, so no refusal greets them), paste a key, reload,
 // find the key still there, open the docs (loaded with the key, no manual
 // refresh), run the default query. BOXOFFICE_SCREENSHOTS=DIR keeps the
 // screenshots.
@@ -45,14 +49,44 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		require.LessOrEqual(t, width, viewport, "the page scrolls sideways at 390 px")
 	}
 
+	// Every GraphQL request the page makes, to check it makes none before
+	// it has a key.
+	var mu sync.Mutex
+	var posts int
+	chromedp.ListenTarget(ctx, func(ev any) {
+		if ev, ok := ev.(*network.EventRequestWillBeSent); ok && strings.HasSuffix(ev.Request.URL, "/graphql") && ev.Request.Method == "POST" {
+			mu.Lock()
+			posts++
+			mu.Unlock()
+		}
+	})
+	var start, response string
 	run("open the playground",
+		network.Enable(),
 		// Headless windows are at least 500 px wide: emulate the phone.
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2)),
 		chromedp.Navigate(tb.srv.URL+"/graphql"),
 		chromedp.WaitVisible(`.graphiql-container`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#bo-key`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#bo-start`, chromedp.ByQuery),
+		chromedp.Text(`#bo-start`, &start, chromedp.ByQuery),
 	)
+	require.Contains(t, start, "Paste your test key to start.", "the first screen asks for a key")
 	fits()
+	shot("playground-390-nokey.png")
+	shootWidths(t, run, t.TempDir(), "playground-nokey")
+	run("back to the phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2)))
+	run("run before pasting a key",
+		chromedp.Click(`.graphiql-execute-button`, chromedp.ByQuery, chromedp.NodeVisible),
+		chromedp.Poll(`((document.querySelector(".graphiql-response") || {}).innerText || "").includes("hint")`, nil,
+			chromedp.WithPollingTimeout(10*time.Second)),
+		chromedp.Text(`.graphiql-response`, &response, chromedp.ByQuery),
+	)
+	require.Contains(t, response, "Paste your test key (svc_test_…) into the API key field above")
+	require.NotContains(t, response, "missing_api_key", "no red refusal before the user did anything wrong")
+	mu.Lock()
+	require.Zero(t, posts, "nothing is sent without a key, not even the schema's introspection")
+	mu.Unlock()
 	run("paste the key",
 		chromedp.SendKeys(`#bo-key`, tb.testKey, chromedp.ByQuery),
 		chromedp.Poll(`document.getElementById("bo-key-state").textContent === "saved"`, nil, chromedp.WithPollingTimeout(10*time.Second)),
@@ -68,6 +102,9 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		chromedp.Evaluate(`JSON.parse(localStorage.getItem("graphiql:tabState")).tabs.length`, &tabs),
 	)
 	require.Equal(t, tb.testKey, kept, "the pasted key survives a reload")
+	var startHidden bool
+	run("look for the first screen's notice", chromedp.Evaluate(`document.getElementById("bo-start").hidden`, &startHidden))
+	require.True(t, startHidden, "with a key, the page no longer asks for one")
 	require.Equal(t, tb.testKey, stored, "in localStorage, as the page says")
 	require.Equal(t, 1, tabs, "a reload reopens the one tab, it adds none")
 

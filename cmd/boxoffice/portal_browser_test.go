@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/store"
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -129,6 +130,17 @@ func TestPortalInBrowser(t *testing.T) {
 	var appPath string
 	run("find the app's page", chromedp.AttributeValue(`form[action$="/redirect-domains"]`, "action", &appPath, nil, chromedp.ByQuery))
 	appPath = strings.TrimSuffix(appPath, "/redirect-domains")
+
+	// The keys were shown on the page the form led to (POST/redirect/GET):
+	// reloading it shows them no more and creates no second app.
+	var keysShown bool
+	run("reload the new app's page", chromedp.Reload(), chromedp.WaitVisible(`.notice.ok`, chromedp.ByQuery),
+		chromedp.Evaluate(`!!document.getElementById("test-key")`, &keysShown))
+	require.False(t, keysShown)
+	require.Contains(t, text(".notice.ok"), "Keys and secrets are shown only once")
+	apps, err := store.CountApps(context.Background(), pb.db)
+	require.NoError(t, err)
+	require.Equal(t, 2, apps, "the demo app and this one")
 
 	// Allow the redirect host, then check out with the copied key.
 	run("add a redirect host",

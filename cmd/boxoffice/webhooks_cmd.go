@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/urfave/cli/v3"
@@ -12,15 +11,56 @@ import (
 
 // webhookJSON is one event as `webhooks list --json` prints it.
 type webhookJSON struct {
-	ID          string        `json:"id"`
-	Type        string        `json:"type"`
-	Environment string        `json:"environment"`
-	Status      string        `json:"status"`
-	Attempts    int64         `json:"attempts"`
-	LastError   *string       `json:"last_error"`
-	CreatedAt   string        `json:"created_at"`
-	DeliveredAt *string       `json:"delivered_at"`
-	Log         []attemptJSON `json:"attempt_log"`
+	ID          string  `json:"id"`
+	Type        string  `json:"type"`
+	Environment string  `json:"environment"`
+	Status      string  `json:"status"`
+	Attempts    int64   `json:"attempts"`
+	LastError   *string `json:"last_error"`
+	CreatedAt   string  `json:"created_at"`
+	DeliveredAt *string `json:"delivered_at"`
+	// StreamedAt is when `boxoffice listen` first got the event; null when
+	// no listener did.
+	StreamedAt *string       `json:"streamed_at"`
+	Log        []attemptJSON `json:"attempt_log"`
+}
+
+func toWebhookJSON(e *store.WebhookEvent, attempts []store.WebhookAttempt) webhookJSON {
+	out := webhookJSON{ID: e.ID, Type: e.Type, Environment: e.Environment, Status: e.Status,
+		Attempts: e.Attempts, LastError: e.LastError, CreatedAt: rfc3339(e.CreatedAt), Log: []attemptJSON{}}
+	if !e.DeliveredAt.IsZero() {
+		s := rfc3339(e.DeliveredAt)
+		out.DeliveredAt = &s
+	}
+	if !e.StreamedAt.IsZero() {
+		s := rfc3339(e.StreamedAt)
+		out.StreamedAt = &s
+	}
+	for _, a := range attempts {
+		out.Log = append(out.Log, attemptJSON{Attempt: a.Attempt, URL: a.URL, StatusCode: a.StatusCode,
+			LatencyMS: a.LatencyMS, Error: a.Error, At: rfc3339(a.CreatedAt)})
+	}
+	return out
+}
+
+// printWebhookEvent prints an event and its attempts for a person, at
+// indent.
+func printWebhookEvent(w io.Writer, indent string, e webhookJSON) {
+	fmt.Fprintf(w, "%s%s  %-16s %-5s %-9s attempts=%d  %s\n", indent, e.CreatedAt, e.Type, e.Environment, e.Status, e.Attempts, e.ID)
+	for _, a := range e.Log {
+		code := "-"
+		if a.StatusCode != nil {
+			code = fmt.Sprint(*a.StatusCode)
+		}
+		msg := ""
+		if a.Error != nil {
+			msg = *a.Error
+		}
+		fmt.Fprintf(w, "%s    #%d %s status=%s %dms %s\n", indent, a.Attempt, a.At, code, a.LatencyMS, msg)
+	}
+	if e.StreamedAt != nil {
+		fmt.Fprintf(w, "%s    sent to boxoffice listen %s\n", indent, *e.StreamedAt)
+	}
 }
 
 type attemptJSON struct {
@@ -65,53 +105,31 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 				Usage: "recent events of an app and their delivery attempts",
 				Flags: []cli.Flag{
 					&cli.Int64Flag{Name: "app", Required: true, Usage: "app id"},
-					&cli.IntFlag{Name: "limit", Value: 20, Usage: fmt.Sprintf("how many of the newest events to show (1 to %d)", maxWebhookListLimit)},
+					limitFlag(20, maxWebhookListLimit, "of the newest events"),
 					jsonFlag(),
 				},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
-					if n := cmd.Int("limit"); n < 1 || n > maxWebhookListLimit {
-						return fmt.Errorf("--limit %d is not between 1 and %d", n, maxWebhookListLimit)
+					n, err := limit(cmd, maxWebhookListLimit)
+					if err != nil {
+						return err
 					}
 					appID := cmd.Int64("app")
-					events, attempts, err := m.Webhooks.Recent(ctx, appID, cmd.Int("limit"))
+					events, attempts, err := m.Webhooks.Recent(ctx, appID, n)
 					if err != nil {
 						return err
 					}
 					out := make([]webhookJSON, len(events))
-					for i, e := range events {
-						out[i] = webhookJSON{ID: e.ID, Type: e.Type, Environment: e.Environment, Status: e.Status,
-							Attempts: e.Attempts, LastError: e.LastError, CreatedAt: e.CreatedAt.UTC().Format(time.RFC3339), Log: []attemptJSON{}}
-						if !e.DeliveredAt.IsZero() {
-							s := e.DeliveredAt.UTC().Format(time.RFC3339)
-							out[i].DeliveredAt = &s
+					for i := range events {
+						out[i] = toWebhookJSON(&events[i], attempts[events[i].ID])
+					}
+					return output(cmd, stdout, map[string]any{"app_id": appID, "events": out}, func(w io.Writer) {
+						if len(out) == 0 {
+							fmt.Fprintf(w, "app %d has no webhook events yet (boxoffice webhooks test --app %d --env test emits one)\n", appID, appID)
 						}
-						for _, a := range attempts[e.ID] {
-							out[i].Log = append(out[i].Log, attemptJSON{Attempt: a.Attempt, URL: a.URL, StatusCode: a.StatusCode,
-								LatencyMS: a.LatencyMS, Error: a.Error, At: a.CreatedAt.UTC().Format(time.RFC3339)})
+						for _, e := range out {
+							printWebhookEvent(w, "", e)
 						}
-					}
-					if cmd.Bool("json") {
-						return printJSON(stdout, map[string]any{"app_id": appID, "events": out})
-					}
-					if len(out) == 0 {
-						fmt.Fprintf(stdout, "app %d has no webhook events yet (boxoffice webhooks test --app %d --env test emits one)\n", appID, appID)
-						return nil
-					}
-					for _, e := range out {
-						fmt.Fprintf(stdout, "%s  %-16s %-5s %-9s attempts=%d  %s\n", e.CreatedAt, e.Type, e.Environment, e.Status, e.Attempts, e.ID)
-						for _, a := range e.Log {
-							code := "-"
-							if a.StatusCode != nil {
-								code = fmt.Sprint(*a.StatusCode)
-							}
-							msg := ""
-							if a.Error != nil {
-								msg = *a.Error
-							}
-							fmt.Fprintf(stdout, "    #%d %s status=%s %dms %s\n", a.Attempt, a.At, code, a.LatencyMS, msg)
-						}
-					}
-					return nil
+					})
 				}),
 			},
 			{

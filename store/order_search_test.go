@@ -1,0 +1,177 @@
+package store_test
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/stretchr/testify/require"
+	"github.com/uptrace/bun"
+)
+
+// statements is a query hook that keeps the SQL of every statement.
+type statements struct {
+	mu  sync.Mutex
+	sql []string
+}
+
+func (s *statements) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
+
+func (s *statements) AfterQuery(_ context.Context, e *bun.QueryEvent) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sql = append(s.sql, e.Query)
+}
+
+func (s *statements) take() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.sql
+	s.sql = nil
+	return out
+}
+
+// TestSearchOrders checks the operators' order search against every order
+// sifted and sorted by hand, for each way of asking, and that each way
+// reads index ranges in listing order, never a whole table and never a
+// sort: at most ten statements, each an index scan.
+func TestSearchOrders(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		c := storetest.MustCatalog(t, db, nil)
+		apps := []*store.App{storetest.MustApp(t, db), storetest.MustApp(t, db)}
+		statuses := []string{store.OrderPending, store.OrderPaid, store.OrderCompleted, store.OrderFailed, store.OrderExpired}
+		start := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+		var all []*store.Order
+		for i := range 60 {
+			env := []string{store.EnvTest, store.EnvLive}[i%2]
+			o := &store.Order{
+				Reference: fmt.Sprintf("ord_search_%02d", i), AppID: apps[i%3%2].ID, Environment: env,
+				Status: statuses[i%5], EventID: c.Event.ID, EventDateID: c.Date.ID, Currency: "GHS", TotalAmount: 100,
+				CustomerName: "Ama", CustomerEmail: "ama@example.com", CustomerPhone: "+233241234567",
+				SuccessURL: "https://shop.example/ok", CancelURL: "https://shop.example/cancel",
+				TicketsEmailStatus: store.TicketsEmailNotSent,
+				// Pairs share an instant: the reference breaks the tie.
+				CreatedAt: start.Add(time.Duration(i/2) * time.Minute), UpdatedAt: start,
+			}
+			require.NoError(t, store.InsertOrder(ctx, db, o, nil))
+			if i%7 == 3 {
+				flagged, err := store.FlagRefundReview(ctx, db, o.Reference, "late", start)
+				require.NoError(t, err)
+				require.True(t, flagged)
+				o.RefundReview = true
+			}
+			all = append(all, o)
+		}
+		if db.Postgres() {
+			_, err := db.ExecContext(ctx, "ANALYZE orders")
+			require.NoError(t, err)
+		}
+		want := func(s store.OrderSearch) []string {
+			var out []*store.Order
+			for _, o := range all {
+				if (s.AppID == 0 || o.AppID == s.AppID) && (s.Environment == "" || o.Environment == s.Environment) &&
+					(s.Status == "" || o.Status == s.Status) && (!s.RefundReview || o.RefundReview) &&
+					strings.Contains(o.Reference, s.ReferenceContains) {
+					out = append(out, o)
+				}
+			}
+			slices.SortFunc(out, func(a, b *store.Order) int {
+				return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), strings.Compare(b.Reference, a.Reference))
+			})
+			refs := []string{}
+			for _, o := range out[:min(len(out), s.Limit)] {
+				refs = append(refs, o.Reference)
+			}
+			return refs
+		}
+		hook := &statements{}
+		db.AddQueryHook(hook)
+		for _, app := range []int64{0, apps[0].ID, apps[1].ID} {
+			for _, env := range []string{"", store.EnvTest, store.EnvLive} {
+				for _, status := range append([]string{""}, statuses...) {
+					for _, review := range []bool{false, true} {
+						// LIKE's wildcards match themselves: "_1" is not "any character, then 1".
+						for _, contains := range []string{"", "_1", "%"} {
+							for _, limit := range []int{1, 7, 100} {
+								s := store.OrderSearch{AppID: app, Environment: env, Status: status, RefundReview: review,
+									ReferenceContains: contains, Limit: limit}
+								name := fmt.Sprintf("app=%d env=%q status=%q review=%v contains=%q limit=%d", app, env, status, review, contains, limit)
+								hook.take()
+								got, err := store.SearchOrders(ctx, db, s)
+								require.NoError(t, err, name)
+								refs := []string{}
+								for _, o := range got {
+									refs = append(refs, o.Reference)
+									require.Equal(t, time.UTC, o.CreatedAt.Location(), name)
+								}
+								require.Equal(t, want(s), refs, name)
+								queries := hook.take()
+								require.LessOrEqual(t, len(queries), 10, name)
+								if limit == 7 {
+									for _, q := range queries {
+										requireIndexRange(t, db, q, review, name)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// requireIndexRange checks that the database answers query by reading an
+// index in the listing's order: no table scan, no sort; flagged orders
+// from their own partial index, whatever else narrows the search.
+func requireIndexRange(t *testing.T, db *store.DB, query string, review bool, name string) {
+	t.Helper()
+	ctx := context.Background()
+	var plan []string
+	if db.Postgres() {
+		// Tiny tables are cheaper to scan whole; forbid that (and sorting)
+		// so the plan shows whether an index can serve the query at all.
+		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			if _, err := tx.ExecContext(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, "SET LOCAL enable_sort = off"); err != nil {
+				return err
+			}
+			return tx.NewRaw("EXPLAIN "+query).Scan(ctx, &plan)
+		})
+		require.NoError(t, err)
+		text := strings.Join(plan, "\n")
+		require.NotContains(t, text, "Seq Scan", "%s\n%s", name, text)
+		require.NotContains(t, text, "Sort", "%s\n%s", name, text)
+		if review {
+			require.Contains(t, text, "orders_refund_review_idx", "%s\n%s", name, text)
+		}
+		return
+	}
+	var rows []struct {
+		ID      int    `bun:"id"`
+		Parent  int    `bun:"parent"`
+		NotUsed int    `bun:"notused"`
+		Detail  string `bun:"detail"`
+	}
+	require.NoError(t, db.NewRaw("EXPLAIN QUERY PLAN "+query).Scan(ctx, &rows))
+	for _, r := range rows {
+		plan = append(plan, r.Detail)
+	}
+	text := strings.Join(plan, "\n")
+	require.Contains(t, text, "USING INDEX", "%s\n%s", name, text)
+	require.NotContains(t, text, "TEMP B-TREE", "%s\n%s", name, text)
+	if review {
+		require.Contains(t, text, "orders_refund_review_idx", "%s\n%s", name, text)
+	}
+}
