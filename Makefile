@@ -15,7 +15,8 @@ run: build ## build, migrate ./data/boxoffice.db, seed the demo on first start, 
 	PAYMENT_PROVIDER=$${PAYMENT_PROVIDER:-dev} ./$(BIN) serve --demo
 
 build: ## build the boxoffice binary into bin/ (a first build says what it downloads and compiles)
-	@GO=$(GO) ./scripts/build.sh $(BIN)
+	@GO=$(GO) ./scripts/build.sh
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/boxoffice
 
 test: lint ## vet, gofmt and the whole suite with the race detector (PostgreSQL too when TEST_DATABASE_URL is set)
 	$(GO) test -race -count=1 -timeout 30m ./...

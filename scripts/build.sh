@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# build.sh OUT: `make build`. Builds ./cmd/boxoffice into OUT, saying first
-# what a first build does (downloading modules, compiling a few hundred
-# packages), so a cold `make run` is never minutes of silence.
+# build.sh: run by `make build` before its go build, to say what a first
+# build does (downloading modules, compiling a few hundred packages), so a
+# cold `make run` is never minutes of silence. Warm builds print nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
-out=${1:-bin/boxoffice}
 export CGO_ENABLED=0
 
 # Modules: those go.mod requires that the module cache does not hold yet
@@ -27,9 +26,4 @@ fi
 stale=$("$GO" list -deps -f '{{if .Stale}}x{{end}}' ./cmd/boxoffice | grep -c x || true)
 if [ "$stale" -gt 50 ]; then
   echo "build: compiling $stale packages: the first build takes about 3 minutes on 2 cores (later builds take seconds)…"
-fi
-start=$SECONDS
-"$GO" build -o "$out" ./cmd/boxoffice
-if [ "$stale" -gt 50 ]; then
-  echo "build: $out built in $((SECONDS - start)) s"
 fi
