@@ -500,15 +500,7 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, a *attempt)
 // the database's.
 func (s *Service) writeHeld(ctx context.Context, tx bun.Tx, p payments.InTx, req *request, k *cart, order *store.Order,
 	items []store.OrderItem, a *attempt, now time.Time) (*Session, error) {
-	qty := make(map[int64]int64, len(req.Items))
-	for _, it := range req.Items {
-		qty[it.TicketID] = it.Quantity
-	}
-	ids := make([]int64, 0, len(qty))
-	for id := range qty {
-		ids = append(ids, id)
-	}
-	sortIDs(ids)
+	qty, ids := lockOrder(req)
 	var held []int64
 	undo := func(refusal error) error {
 		for _, id := range held {
@@ -622,15 +614,7 @@ func (s *Service) takeStock(ctx context.Context, tx bun.Tx, c Caller, req *reque
 	if !c.Live() {
 		return s.checkStock(ctx, tx, req)
 	}
-	qty := make(map[int64]int64, len(req.Items))
-	for _, it := range req.Items {
-		qty[it.TicketID] = it.Quantity
-	}
-	ids := make([]int64, 0, len(qty))
-	for id := range qty {
-		ids = append(ids, id)
-	}
-	sortIDs(ids)
+	qty, ids := lockOrder(req)
 	for _, id := range ids {
 		ok, err := store.HoldStock(ctx, tx, id, qty[id], k.free(), now)
 		if err != nil {
@@ -665,6 +649,22 @@ func (s *Service) checkStock(ctx context.Context, db bun.IDB, req *request) erro
 		}
 	}
 	return nil
+}
+
+// lockOrder returns the quantity of each ticket of the cart and the
+// tickets in id order, the order every create takes their rows in, so
+// concurrent creates cannot deadlock.
+func lockOrder(req *request) (map[int64]int64, []int64) {
+	qty := make(map[int64]int64, len(req.Items))
+	for _, it := range req.Items {
+		qty[it.TicketID] = it.Quantity
+	}
+	ids := make([]int64, 0, len(qty))
+	for id := range qty {
+		ids = append(ids, id)
+	}
+	sortIDs(ids)
+	return qty, ids
 }
 
 func soldOut(id int64) error {

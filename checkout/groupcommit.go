@@ -3,7 +3,6 @@ package checkout
 import (
 	"context"
 	"errors"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,11 +128,7 @@ func refusal(err error) bool {
 
 // lineKey names the set of tickets a cart holds.
 func lineKey(req *request) string {
-	ids := make([]int64, len(req.Items))
-	for i, it := range req.Items {
-		ids[i] = it.TicketID
-	}
-	slices.Sort(ids)
+	_, ids := lockOrder(req)
 	var b strings.Builder
 	for i, id := range ids {
 		if i > 0 {

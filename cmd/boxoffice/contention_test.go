@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,28 +33,37 @@ func race(n int, fn func(i int) *response) []*response {
 	return out
 }
 
+// lastSeats imports an event ref with one date (ref-1) and one paid
+// ticket (ref-T) with left seats left of 100 sold, and returns the import
+// and a live checkout body for one of them.
+func lastSeats(t *testing.T, db *store.DB, ref string, left int64) (*catalog.ImportResult, map[string]any) {
+	t.Helper()
+	now := time.Now().UTC()
+	str := func(s string) *string { return &s }
+	qty := 100 + left
+	slug := strings.ToLower(ref)
+	res, err := catalog.Import(context.Background(), db, &catalog.File{
+		Venues: []catalog.VenueSpec{{Reference: slug + "-v", Name: ref + " Hall", Slug: slug + "-hall"}},
+		Events: []catalog.EventSpec{{Reference: ref, Name: "Last seats", Slug: slug + "-seats", Published: true,
+			Dates: []catalog.DateSpec{{Reference: ref + "-1", Venue: str(slug + "-v"),
+				Start: now.Add(48 * time.Hour).Format(time.RFC3339), End: now.Add(50 * time.Hour).Format(time.RFC3339),
+				Tickets: []catalog.TicketSpec{{Reference: ref + "-T", Name: "Seat", Price: str("50.00"), Currency: "GHS",
+					Quantity: &qty, Sold: 100}}}}}},
+	}, now)
+	require.NoError(t, err)
+	return res, map[string]any{
+		"event_id": res.Events[ref], "eventdate_id": res.EventDates[ref+"-1"],
+		"items":       []any{map[string]any{"ticket_id": res.Tickets[ref+"-T"], "quantity": 1}},
+		"customer":    map[string]any{"name": "Racer", "email": "racer@example.com", "phone": "0241234567"},
+		"success_url": "https://partner.example/ok", "cancel_url": "https://partner.example/no",
+	}
+}
+
 func TestCheckoutContention(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db)
 		ctx := context.Background()
-		now := time.Now().UTC()
-		str := func(s string) *string { return &s }
-		qty := int64(107)
-		res, err := catalog.Import(ctx, db, &catalog.File{
-			Venues: []catalog.VenueSpec{{Reference: "race-v", Name: "Race Hall", Slug: "race-hall"}},
-			Events: []catalog.EventSpec{{Reference: "RACE", Name: "Last seats", Slug: "last-seats", Published: true,
-				Dates: []catalog.DateSpec{{Reference: "RACE-1", Venue: str("race-v"),
-					Start: now.Add(48 * time.Hour).Format(time.RFC3339), End: now.Add(50 * time.Hour).Format(time.RFC3339),
-					Tickets: []catalog.TicketSpec{{Reference: "RACE-T", Name: "Seat", Price: str("50.00"), Currency: "GHS",
-						Quantity: &qty, Sold: 100}}}}}},
-		}, now)
-		require.NoError(t, err)
-		body := map[string]any{
-			"event_id": res.Events["RACE"], "eventdate_id": res.EventDates["RACE-1"],
-			"items":       []any{map[string]any{"ticket_id": res.Tickets["RACE-T"], "quantity": 1}},
-			"customer":    map[string]any{"name": "Racer", "email": "racer@example.com", "phone": "0241234567"},
-			"success_url": "https://partner.example/ok", "cancel_url": "https://partner.example/no",
-		}
+		res, body := lastSeats(t, db, "RACE", 7)
 
 		t.Run("NoOversell", func(t *testing.T) {
 			answers := race(50, func(i int) *response {
@@ -117,24 +127,7 @@ func TestFlashSaleTwoInstances(t *testing.T) {
 			a := setup(t, storetest.OpenURL(t, rawURL))
 			b := a.peer(t, rawURL)
 			ctx := context.Background()
-			now := time.Now().UTC()
-			str := func(s string) *string { return &s }
-			qty := int64(140)
-			res, err := catalog.Import(ctx, a.db, &catalog.File{
-				Venues: []catalog.VenueSpec{{Reference: "fs-v", Name: "Flash Hall", Slug: "flash-hall"}},
-				Events: []catalog.EventSpec{{Reference: "FLASH", Name: "Flash sale", Slug: "flash-sale", Published: true,
-					Dates: []catalog.DateSpec{{Reference: "FLASH-1", Venue: str("fs-v"),
-						Start: now.Add(48 * time.Hour).Format(time.RFC3339), End: now.Add(50 * time.Hour).Format(time.RFC3339),
-						Tickets: []catalog.TicketSpec{{Reference: "FLASH-T", Name: "Seat", Price: str("50.00"), Currency: "GHS",
-							Quantity: &qty, Sold: 100}}}}}},
-			}, now)
-			require.NoError(t, err)
-			body := map[string]any{
-				"event_id": res.Events["FLASH"], "eventdate_id": res.EventDates["FLASH-1"],
-				"items":       []any{map[string]any{"ticket_id": res.Tickets["FLASH-T"], "quantity": 1}},
-				"customer":    map[string]any{"name": "Fan", "email": "fan@example.com", "phone": "0241234567"},
-				"success_url": "https://partner.example/ok", "cancel_url": "https://partner.example/no",
-			}
+			res, body := lastSeats(t, a.db, "FLASH", 40)
 			const n = 120
 			key := func(i int) string {
 				if i >= n-10 {
