@@ -89,6 +89,10 @@ var pgAdmin = sync.OnceValues(func() (*store.DB, error) {
 	return store.Open(context.Background(), os.Getenv("TEST_DATABASE_URL"))
 })
 
+// keptTemplates is how many PostgreSQL templates, this one included, are
+// kept when a new one is built.
+const keptTemplates = 5
+
 // templateLockID serialises building the PostgreSQL template across test
 // processes ("boxtmpl").
 const templateLockID = 0x626f78746d706c
@@ -133,11 +137,14 @@ var pgTemplate = sync.OnceValues(func() (string, error) {
 	if _, err := conn.ExecContext(ctx, "ALTER DATABASE "+building+" RENAME TO "+name); err != nil {
 		return "", err
 	}
-	// Templates of older migration sets are not needed any more (one in
-	// use by a process still running refuses to go, which is fine).
+	// Templates of older migration sets are dropped, except the newest few
+	// (by oid, which grows with each CREATE DATABASE): another checkout on
+	// the same server — a branch with one migration more or less, a CI run
+	// beside a developer's — may be using one, and dropping it would fail
+	// that run's next test. One in use at this moment refuses to go anyway.
 	var old []string
-	if err := admin.NewRaw("SELECT datname FROM pg_database WHERE datname LIKE 'boxoffice\\_tmpl\\_%' AND datname <> ?", name).
-		Scan(ctx, &old); err == nil {
+	if err := admin.NewRaw(`SELECT datname FROM pg_database WHERE datname LIKE 'boxoffice\_tmpl\_%' AND datname <> ?
+		ORDER BY oid DESC OFFSET ?`, name, keptTemplates-1).Scan(ctx, &old); err == nil {
 		for _, o := range old {
 			_, _ = conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+o)
 		}
