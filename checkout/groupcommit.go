@@ -92,7 +92,7 @@ func (g *groupCommit) do(ctx context.Context, db *store.DB, key string, write fu
 		jobs := b.jobs
 		g.mu.Unlock()
 		// The batch is everyone's: a client that leaves does not cancel it.
-		err := db.RunInTx(context.WithoutCancel(ctx), nil, func(ctx context.Context, tx bun.Tx) error {
+		err := db.RunInTxNotifyAfter(context.WithoutCancel(ctx), func(ctx context.Context, tx bun.Tx) error {
 			for _, j := range jobs {
 				if j.err = j.write(ctx, tx); j.err != nil && !refusal(j.err) {
 					return j.err
