@@ -22,6 +22,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/auth"
@@ -33,6 +34,9 @@ import (
 type Gate struct {
 	Auth   *auth.Authenticator
 	Limits *ratelimit.Limits
+	// Tarpit holds refusals for a rate limit before they are answered;
+	// nil answers them at once.
+	Tarpit *Tarpit
 }
 
 // Keys says which kind of key a route takes.
@@ -59,6 +63,9 @@ func (g *Gate) Middleware(keys func(*http.Request) Keys, fail func(http.Response
 			ctx := ratelimit.WithHeaders(r.Context(), w.Header())
 			p, err := g.admit(ctx, r.Header.Get(auth.Header), keys(r))
 			if err != nil {
+				if e := apperr.From(err); e.Code == apperr.RateLimitExceeded {
+					g.Tarpit.Hold(ctx, ratelimit.ClientKey(ratelimit.ClientIPFrom(ctx)), time.Duration(e.RetryAfter)*time.Second)
+				}
 				fail(w, r.WithContext(ctx), err)
 				return
 			}

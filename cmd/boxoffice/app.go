@@ -66,6 +66,9 @@ type Config struct {
 	TrustedProxies string
 	// RateLimits are the limits of spec section 8, per app and per account.
 	RateLimits ratelimit.Config
+	// RateLimitDelay is how long a request refused for a rate limit is
+	// held before its 429 is sent (admission.Tarpit); 0 answers at once.
+	RateLimitDelay time.Duration
 	// MaxAppsPerAccount is how many apps one account may have.
 	MaxAppsPerAccount int
 	// MaxBodyBytes bounds every request body.
@@ -115,7 +118,7 @@ func DefaultConfig() Config {
 		FreeDailyAppCap: d.FreeDailyAppCap, FreeDailyBuyerEventCap: d.FreeDailyBuyerEventCap,
 		WebhookRetryBase: webhook.DefaultRetryBase, Jobs: jobs.DefaultConfig(),
 		WebhookAppConcurrency: webhook.DefaultPerApp, WebhookDisableAfter: webhook.DefaultDisableAfter,
-		RateLimits: ratelimit.DefaultConfig(), MaxAppsPerAccount: provision.DefaultMaxAppsPerAccount, MaxBodyBytes: 1 << 20,
+		RateLimits: ratelimit.DefaultConfig(), RateLimitDelay: admission.DefaultTarpitDelay, MaxAppsPerAccount: provision.DefaultMaxAppsPerAccount, MaxBodyBytes: 1 << 20,
 		GraphQLLimits:   graph.DefaultDocumentLimits(),
 		Live:            live.DefaultConfig(),
 		LiveInitTimeout: graph.DefaultLive().InitTimeout, LivePingInterval: graph.DefaultLive().PingInterval,
@@ -216,7 +219,8 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Tenants = readcache.NewTenants(m.TenantWatch, readcache.DefaultTenantEntries)
 	m.Auth = &auth.Authenticator{DB: db, Cache: m.Tenants}
 	m.Mailbox = &mail.Mailbox{DB: db, Now: now}
-	m.Admission = &admission.Gate{Auth: m.Auth, Limits: m.Limits}
+	m.Admission = &admission.Gate{Auth: m.Auth, Limits: m.Limits, Tarpit: &admission.Tarpit{
+		Delay: cfg.RateLimitDelay, PerClient: admission.DefaultTarpitPerClient, Total: admission.DefaultTarpitTotal}}
 	m.Provision = &provision.Service{DB: db, Now: now, AllowPrivateWebhooks: cfg.AllowPrivateWebhooks, Password: cfg.Password,
 		MaxAppsPerAccount: cfg.MaxAppsPerAccount, Changed: m.TenantWatch.Changed}
 	m.Idempotency = &idempotency.Service{DB: db, Now: now}
@@ -243,7 +247,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	}
 	m.Tickets = &tickets.Service{DB: db, Now: now, PublicBaseURL: cfg.PublicBaseURL, Mail: m.Mail, From: cfg.MailFrom,
 		Webhooks: m.Webhooks}
-	m.CheckIns = &checkin.Service{DB: db, Webhooks: m.Webhooks, Now: now, Log: log}
+	m.CheckIns = &checkin.Service{DB: db, Dates: readcache.CheckoutCatalog{DB: db}, Webhooks: m.Webhooks, Now: now, Log: log}
 	m.Checkout = &checkout.Service{DB: db, Idempotency: m.Idempotency, Webhooks: m.Webhooks, Tickets: m.Tickets, Payments: m.Payments, Now: now, Config: checkout.Config{
 		PublicBaseURL: cfg.PublicBaseURL, SandboxExpiry: cfg.SandboxExpiry, LiveExpiry: cfg.LiveExpiry,
 		FreeDailyAppCap: cfg.FreeDailyAppCap, FreeDailyBuyerEventCap: cfg.FreeDailyBuyerEventCap,

@@ -98,6 +98,31 @@ func TestRateLimits(t *testing.T) {
 		res := tb.graphql(t, tb.testKey, `{ events { pageInfo { total } } }`, nil)
 		require.Equal(t, 429, res.Status, "the bucket covers GraphQL too, before any key lookup")
 	})
+	t.Run("HeldRefusals", func(t *testing.T) {
+		// A refusal waits RATE_LIMIT_DELAY before it is answered, so a
+		// client retrying in a loop gets one a delay; its answer is the
+		// same. Both kinds of refusal: the app's limit and the
+		// failed-auth bucket.
+		t.Parallel()
+		const delay = 300 * time.Millisecond
+		tb := setup(t, storetest.MustOpen(t, "sqlite"), limits(1, 100, 2, 100), func(c *Config) { c.RateLimitDelay = delay })
+		for range 2 {
+			require.Equal(t, 200, tb.get(t, "/api/v1/events", tb.testKey).Status)
+		}
+		for _, c := range []struct {
+			name, key, policy string
+			limit             int
+		}{{"app", tb.testKey, "app-test", 2}, {"failed auth", "svc_test_nope", "auth", 1}} {
+			if c.policy == "auth" {
+				require.Equal(t, 401, tb.get(t, "/api/v1/events", c.key).Status)
+			}
+			start := time.Now()
+			res := tb.get(t, "/api/v1/events", c.key)
+			took := time.Since(start)
+			requireLimited(t, res, c.limit, c.policy)
+			require.GreaterOrEqual(t, took, delay, "%s: the refusal was answered after %s", c.name, took)
+		}
+	})
 	t.Run("FailedAuthBehindTrustedProxy", func(t *testing.T) {
 		t.Parallel()
 		tb := setup(t, storetest.MustOpen(t, "sqlite"), limits(2, 100, 100, 100), func(c *Config) { c.TrustedProxies = "127.0.0.1/32, ::1" })

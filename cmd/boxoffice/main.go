@@ -187,6 +187,8 @@ func globalFlags() []cli.Flag {
 			Usage: "checkout creates per app and environment per window"},
 		&cli.DurationFlag{Name: "rate-limit-window", Value: defaults.RateLimits.Window, Sources: cli.EnvVars("RATE_LIMIT_WINDOW"),
 			Usage: "the window of every rate limit"},
+		&cli.DurationFlag{Name: "rate-limit-delay", Value: defaults.RateLimitDelay, Sources: cli.EnvVars("RATE_LIMIT_DELAY"),
+			Usage: "how long a request refused for a rate limit waits before its 429 is sent (at most its Retry-After; 0 answers at once)"},
 		&cli.IntFlag{Name: "account-limit-multiple", Value: defaults.RateLimits.AccountMultiple, Sources: cli.EnvVars("ACCOUNT_LIMIT_MULTIPLE"),
 			Usage: "an account's apps together get at most this many times one app's request, checkout, WebSocket and subscription limits"},
 		&cli.IntFlag{Name: "max-apps-per-account", Value: defaults.MaxAppsPerAccount, Sources: cli.EnvVars("MAX_APPS_PER_ACCOUNT"),
@@ -272,6 +274,7 @@ func configFrom(cmd *cli.Command) Config {
 			Window: cmd.Duration("rate-limit-window"), AccountMultiple: cmd.Int("account-limit-multiple"),
 			Prefix: defaults.RateLimits.Prefix,
 		},
+		RateLimitDelay:    cmd.Duration("rate-limit-delay"),
 		MaxAppsPerAccount: cmd.Int("max-apps-per-account"),
 		MaxBodyBytes:      cmd.Int64("max-body-bytes"),
 		GraphQLLimits: graph.DocumentLimits{
