@@ -68,10 +68,17 @@ func NewHandler(cfg Config, log *slog.Logger, limits DocumentLimits, live Live, 
 		log.ErrorContext(ctx, "panic in GraphQL resolver", "panic", p, "stack", string(debug.Stack()))
 		return apperr.New(apperr.Internal, "Internal error.")
 	})
-	// Four operations a core (eight at least), half of them for one
-	// account, or one scanner key.
+	// Four operations a core (eight at least), so that operations waiting
+	// on the database leave the cores to others; for one account (or one
+	// scanner key), half the cores' worth at a time. An operation is CPU
+	// work while it parses, validates and shapes its answer: an account
+	// that sends large documents back to back, within its request limit,
+	// keeps at most half the cores busy, and every other tenant finds the
+	// rest. (With four a core per account, one account's documents kept
+	// both cores of a 2-core server busy and another tenant's p99 rose to
+	// a second in the soak bench.)
 	slots := max(8, 4*runtime.GOMAXPROCS(0))
-	operations := readBody(bodyTimeout, admit(slots, slots/2, srv))
+	operations := readBody(bodyTimeout, admit(slots, max(1, runtime.GOMAXPROCS(0)/2), srv))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if IsWebSocket(r) {
 			if r.ContentLength != 0 {
