@@ -190,20 +190,24 @@ func (sc *scanner) endpoint(base string) endpoint {
 // loop at the target rate, beside checkoutWorkers closed-loop workers
 // creating live checkouts over the 1,000 events; both for d after warm-up.
 func doorRound(cfg config, scan, checkout endpoint, open bool, checkoutWorkers int) doorRun {
-	both := func(d time.Duration) doorRun {
-		var r doorRun
-		var wg sync.WaitGroup
+	doorLoads(cfg, scan, checkout, open, checkoutWorkers, cfg.warmup)
+	return doorLoads(cfg, scan, checkout, open, checkoutWorkers, cfg.duration)
+}
+
+// doorLoads runs the scans and the checkouts beside them for d.
+func doorLoads(cfg config, scan, checkout endpoint, open bool, checkoutWorkers int, d time.Duration) doorRun {
+	var r doorRun
+	var wg sync.WaitGroup
+	if checkoutWorkers > 0 {
 		wg.Go(func() { r.checkouts = closedLoop(checkout, checkoutWorkers, 0, d) })
-		if open {
-			r.scans = openLoop(scan, targetScanRate, 512, 0, d)
-		} else {
-			r.scans = closedLoop(scan, cfg.concurrency, 0, d)
-		}
-		wg.Wait()
-		return r
 	}
-	both(cfg.warmup)
-	return both(cfg.duration)
+	if open {
+		r.scans = openLoop(scan, targetScanRate, 512, 0, d)
+	} else {
+		r.scans = closedLoop(scan, cfg.concurrency, 0, d)
+	}
+	wg.Wait()
+	return r
 }
 
 func doorSeries(runs []doorRun, scans bool) series {

@@ -110,8 +110,10 @@ func main() {
 		run = peersMain
 	case len(args) == 1 && args[0] == "soak":
 		run = soakMain
+	case len(args) == 1 && args[0] == "door":
+		run = doorMain
 	case len(args) > 0:
-		fmt.Fprintln(os.Stderr, "usage: go run . [peers|soak]")
+		fmt.Fprintln(os.Stderr, "usage: go run . [peers|soak|door]")
 		os.Exit(2)
 	}
 	if err := run(ctx); err != nil {

@@ -169,6 +169,16 @@ func soakMain(ctx context.Context) (err error) {
 	// SOAK_RATE_LIMIT_CHECKOUT ask for to press harder than a default key.
 	cmd.Env = append(serverEnv(dbURL, addr), "RATE_LIMIT_TEST="+soakLimits.test, "RATE_LIMIT_CHECKOUT="+soakLimits.checkout,
 		"RATE_LIMIT_LIVE=120", "RATE_LIMIT_FAILED_AUTH=60", "FREE_DAILY_APP_CAP=1000", "FREE_DAILY_BUYER_EVENT_CAP=10")
+	// BENCH_PROFILE=FILE: a CPU profile of the server during the soak,
+	// from an admin listener of its own.
+	profile := os.Getenv("BENCH_PROFILE")
+	var adminAddr string
+	if profile != "" {
+		if adminAddr, err = freePort(); err != nil {
+			return err
+		}
+		cmd.Env = append(cmd.Env, "ADMIN_ADDR="+adminAddr)
+	}
 	base := "http://" + addr
 	srv, err := startProcess(ctx, "boxoffice serve", cmd, base, filepath.Join(binDir, "server-soak.log"), 60*time.Second, func() bool {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/events?per_page=1", nil)
@@ -190,6 +200,13 @@ func soakMain(ctx context.Context) (err error) {
 	step("soaking for %s: every attack at once, and an ordinary tenant beside it", soakDuration)
 	tallies := startAttacks(runCtx, base, sd, attackerApps)
 	ordinary := runOrdinary(runCtx, base, sd)
+	if profile != "" {
+		go func() {
+			if err := fetchProfile("http://"+adminAddr, profile, 5*time.Second, soakDuration-15*time.Second); err != nil {
+				step("profile: %v", err)
+			}
+		}()
+	}
 	<-runCtx.Done()
 	res := <-ordinary
 	// Events still in flight for the last checkouts.

@@ -1,0 +1,142 @@
+package main
+
+// doormode.go: `go run . door` (make bench-door). The door's rows alone —
+// scans beside checkouts on one server — for working on the door without
+// the whole bench. BENCH_PROFILE=FILE also writes a CPU profile of the
+// server (pprof, from its admin listener) during the first closed-loop run.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+const doorDB = "boxoffice_door"
+
+func doorMain(ctx context.Context) (err error) {
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	bin, dbURL, drop, err := prepareRun(ctx, cfg.dir, cfg.root, cfg.adminURL, doorDB, cfg.keepDB)
+	if err != nil {
+		return err
+	}
+	defer joinErr(&err, drop)
+	binDir := filepath.Dir(bin)
+	step("migrating and importing %d events × %d dates × %d tickets", nEvents, datesPerEvent, ticketsPerDate)
+	sd, err := seed(ctx, bin, binDir, dbURL)
+	if err != nil {
+		return err
+	}
+	if err := adminExec(ctx, dbURL, "ANALYZE"); err != nil {
+		return err
+	}
+	addr, err := freePort()
+	if err != nil {
+		return err
+	}
+	admin, err := freePort()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(serverEnv(dbURL, addr), "ADMIN_ADDR="+admin)
+	base := "http://" + addr
+	srv, err := startProcess(ctx, "boxoffice serve", cmd, base, filepath.Join(binDir, "server-door.log"), 60*time.Second, func() bool {
+		_, err := checkOnce(endpoints(base, sd)[epEvents])
+		return err == nil
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = srv.stop() }()
+	step("door: a test scanner key for %s and %d test tickets from free test carts", refDoorEvent, doorTickets)
+	door, err := makeDoorCodes(ctx, bin, dbURL, base, sd)
+	if err != nil {
+		return err
+	}
+	if err := adminExec(ctx, dbURL, "VACUUM ANALYZE"); err != nil {
+		return err
+	}
+	scan := door.endpoint(base)
+	if _, err := checkOnce(scan); err != nil {
+		return fmt.Errorf("check-in: %w", err)
+	}
+	// BENCH_DOOR_CHECKOUTS: the checkout workers beside the scans (default
+	// the bench's, a quarter of the concurrency; 0 for scans alone).
+	checkouts := max(cfg.concurrency/doorCheckoutShare, 1)
+	if v := os.Getenv("BENCH_DOOR_CHECKOUTS"); v != "" {
+		if checkouts, err = strconv.Atoi(v); err != nil || checkouts < 0 {
+			return fmt.Errorf("BENCH_DOOR_CHECKOUTS %q is not a count", v)
+		}
+	}
+	pid := srv.cmd.Process.Pid
+	for r := range cfg.rounds {
+		for _, open := range []bool{false, true} {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			var prof chan error
+			if path := os.Getenv("BENCH_PROFILE"); path != "" && r == 0 && !open {
+				prof = make(chan error, 1)
+				go func() { prof <- fetchProfile("http://"+admin, path, cfg.warmup, cfg.duration) }()
+			}
+			var d doorRun
+			spread := endpoints(base, sd)[epSpread]
+			s := measureRun(pid, doorDB, func() stats {
+				return doorLoads(cfg, scan, spread, open, checkouts, cfg.warmup).scans
+			}, func() stats {
+				d = doorLoads(cfg, scan, spread, open, checkouts, cfg.duration)
+				return d.scans
+			})
+			how := "closed loop"
+			if open {
+				how = fmt.Sprintf("open loop at %d/s", targetScanRate)
+			}
+			step("round %d/%d %-18s %6.0f scans/s p50 %-9s p99 %-9s errors %d; checkouts %.0f/s p50 %s; per scan (checkouts' share included): server CPU %s, PostgreSQL CPU %s; load %s",
+				r+1, cfg.rounds, how, d.scans.rps, ms(d.scans.p50), ms(d.scans.p99), d.scans.errors, d.checkouts.rps, ms(d.checkouts.p50),
+				ms(s.serverCPU), ms(s.pgCPU), loadAvg())
+			if d.scans.errors > 0 {
+				step("  first scan error: %.300s", d.scans.firstErr)
+			}
+			if prof != nil {
+				if err := <-prof; err != nil {
+					step("profile: %v", err)
+				} else {
+					step("wrote %s", os.Getenv("BENCH_PROFILE"))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// fetchProfile writes a CPU profile of d from the server's admin listener
+// to path, starting after wait.
+func fetchProfile(admin, path string, wait, d time.Duration) error {
+	time.Sleep(wait)
+	res, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", admin, int(d.Seconds())))
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile: %s", res.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, res.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
