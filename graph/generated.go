@@ -182,6 +182,7 @@ type ComplexityRoot struct {
 		Status         func(childComplexity int) int
 		TicketID       func(childComplexity int) int
 		TicketName     func(childComplexity int) int
+		TicketsInOrder func(childComplexity int) int
 	}
 
 	LineItem struct {
@@ -1000,6 +1001,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.IssuedTicket.TicketName(childComplexity), true
+	case "IssuedTicket.ticketsInOrder":
+		if e.ComplexityRoot.IssuedTicket.TicketsInOrder == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IssuedTicket.TicketsInOrder(childComplexity), true
 
 	case "LineItem.amount":
 		if e.ComplexityRoot.LineItem.Amount == nil {
@@ -2315,6 +2322,8 @@ type IssuedTicket {
   eventdateId: Int!
   "The ticket's place in its order, 1 to n, in item order."
   position: Int!
+  "How many tickets the order has: the n of \"position of n\" (\"2 of 4\")."
+  ticketsInOrder: Int!
   "Whether the ticket is valid, checked in or void."
   status: IssuedTicketStatus!
   "When the ticket was first admitted (UTC); null until then."
@@ -2934,6 +2943,8 @@ func (ec *executionContext) childFields_IssuedTicket(ctx context.Context, field 
 		return ec.fieldContext_IssuedTicket_eventdateId(ctx, field)
 	case "position":
 		return ec.fieldContext_IssuedTicket_position(ctx, field)
+	case "ticketsInOrder":
+		return ec.fieldContext_IssuedTicket_ticketsInOrder(ctx, field)
 	case "status":
 		return ec.fieldContext_IssuedTicket_status(ctx, field)
 	case "checkedInAt":
@@ -5219,6 +5230,13 @@ func (ec *executionContext) _IssuedTicket_position(ctx context.Context, field gr
 	return (*intValue)(&obj.Position)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren7)
+}
+
+func (ec *executionContext) _IssuedTicket_ticketsInOrder(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
+	return (*intValue)(&obj.TicketsInOrder)
+}
+func (ec *executionContext) fieldContext_IssuedTicket_ticketsInOrder(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren7)
 }
 
@@ -9377,6 +9395,11 @@ func (ec *executionContext) _IssuedTicket(ctx context.Context, sel ast.Selection
 			}
 		case "position":
 			out.Values[i] = ec._IssuedTicket_position(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ticketsInOrder":
+			out.Values[i] = ec._IssuedTicket_ticketsInOrder(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

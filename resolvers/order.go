@@ -121,7 +121,8 @@ func toOrder(v *checkout.OrderView) *model.Order {
 func toIssuedTicket(t *tickets.View) *model.IssuedTicket {
 	return &model.IssuedTicket{
 		ID: t.ID, Code: t.Code, OrderReference: t.OrderReference, TicketID: int(t.TicketID), TicketName: t.TicketName,
-		EventID: int(t.EventID), EventdateID: int(t.EventdateID), Position: int(t.Position), Status: t.Status,
+		EventID: int(t.EventID), EventdateID: int(t.EventdateID), Position: int(t.Position), TicketsInOrder: int(t.TicketsInOrder),
+		Status: t.Status,
 		CheckedInAt: t.CheckedInAt, Environment: t.Environment,
 	}
 }

@@ -22,18 +22,20 @@ type IssuedTicket struct {
 
 	ID int64 `bun:"id,pk,autoincrement"`
 	// PublicID is the API's id (itk_…); Code is the secret a scanner reads.
-	PublicID    string    `bun:"public_id,notnull"`
-	Code        string    `bun:"code,notnull"`
-	OrderID     int64     `bun:"order_id,notnull"`
-	AppID       int64     `bun:"app_id,notnull"`
-	Environment string    `bun:"environment,notnull"`
-	TicketID    int64     `bun:"ticket_id,notnull"`
-	TicketName  string    `bun:"ticket_name,notnull"`
-	EventID     int64     `bun:"event_id,notnull"`
-	EventDateID int64     `bun:"event_date_id,notnull"`
-	Position    int64     `bun:"position,notnull"`
-	Status      string    `bun:"status,notnull"`
-	CheckedInAt time.Time `bun:"checked_in_at,nullzero"`
+	PublicID    string `bun:"public_id,notnull"`
+	Code        string `bun:"code,notnull"`
+	OrderID     int64  `bun:"order_id,notnull"`
+	AppID       int64  `bun:"app_id,notnull"`
+	Environment string `bun:"environment,notnull"`
+	TicketID    int64  `bun:"ticket_id,notnull"`
+	TicketName  string `bun:"ticket_name,notnull"`
+	EventID     int64  `bun:"event_id,notnull"`
+	EventDateID int64  `bun:"event_date_id,notnull"`
+	Position    int64  `bun:"position,notnull"`
+	// TicketsInOrder is how many tickets the order has (the N of "n of N").
+	TicketsInOrder int64     `bun:"tickets_in_order,notnull"`
+	Status         string    `bun:"status,notnull"`
+	CheckedInAt    time.Time `bun:"checked_in_at,nullzero"`
 	// Inside is the door's state of the ticket: admitted, and no admitted
 	// exit since. Only AdmitTicket and ReleaseTicket move it.
 	Inside bool `bun:"inside,notnull"`

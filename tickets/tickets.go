@@ -101,6 +101,9 @@ func (s *Service) Issue(ctx context.Context, tx bun.Tx, o *store.Order, items []
 			})
 		}
 	}
+	for i := range ts {
+		ts[i].TicketsInOrder = int64(len(ts))
+	}
 	if err := store.InsertIssuedTickets(ctx, tx, ts); err != nil {
 		return nil, fmt.Errorf("tickets: issue for order %s: %w", o.Reference, err)
 	}

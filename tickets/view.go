@@ -16,6 +16,7 @@ type View struct {
 	EventID        int64   `json:"event_id"`
 	EventdateID    int64   `json:"eventdate_id"`
 	Position       int64   `json:"position"`
+	TicketsInOrder int64   `json:"tickets_in_order"`
 	Status         string  `json:"status"`
 	CheckedInAt    *string `json:"checked_in_at"`
 	Environment    string  `json:"environment"`
@@ -25,7 +26,7 @@ type View struct {
 func NewView(t *store.IssuedTicket, ref string) *View {
 	v := &View{
 		ID: t.PublicID, Code: t.Code, OrderReference: ref, TicketID: t.TicketID, TicketName: t.TicketName,
-		EventID: t.EventID, EventdateID: t.EventDateID, Position: t.Position, Status: t.Status,
+		EventID: t.EventID, EventdateID: t.EventDateID, Position: t.Position, TicketsInOrder: t.TicketsInOrder, Status: t.Status,
 		Environment: t.Environment,
 	}
 	if !t.CheckedInAt.IsZero() {

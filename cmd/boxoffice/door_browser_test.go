@@ -147,7 +147,7 @@ func TestDoorInBrowser(t *testing.T) {
 	camera, exitCode := three[1].(map[string]any), three[2].(map[string]any)["code"].(string)
 	typed := tb.freeTickets(t, tb.testKey, 1)[0]["code"].(string)
 	const unknown = "TESTAAAABBBBCCCCDDDDEEEEFFFFGGGGHHHH"
-	cameraLine := camera["ticket_name"].(string) + " · Ticket 2"
+	cameraLine := camera["ticket_name"].(string) + " · Ticket 2 of 3"
 
 	var dateDay string
 	for _, d := range tb.get(t, "/api/v1/events/"+strconv.FormatInt(tb.demo.Catalog.Events["DEMO-CHALEWOTE"], 10)+"/dates", tb.testKey).Body["data"].([]any) {

@@ -16,7 +16,7 @@ import (
 
 // checkInFields is what the tests read of a GraphQL CheckIn.
 const checkInFields = `id result reason direction gate scannedAt
-	ticket { id code status checkedInAt ticketName position eventdateId environment }
+	ticket { id code status checkedInAt ticketName position ticketsInOrder eventdateId environment }
 	previous { scannedAt gate }`
 
 const (

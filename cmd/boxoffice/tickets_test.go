@@ -21,7 +21,7 @@ const orderQuery = `query($r: String!) { order(reference: $r) {
   reference status statusCode currency createdAt updatedAt paymentReference environment
   eventId eventdateId totalAmount requiresPayment expiresAt checkoutUrl metadata
   items { ticketId name quantity unitPrice amount }
-  tickets { id code orderReference ticketId ticketName eventId eventdateId position status checkedInAt environment }
+  tickets { id code orderReference ticketId ticketName eventId eventdateId position ticketsInOrder status checkedInAt environment }
   ticketsUrl ticketsEmail { status sentAt }
 } }`
 

@@ -349,12 +349,11 @@
     return s;
   }
 
-  // ticketLine is the ticket type and "Ticket n of N" when the answer
-  // says how many tickets the order has (meta.tickets_in_order), else
-  // "Ticket n".
-  function ticketLine(ticket, meta) {
+  // ticketLine is the ticket type and "Ticket n of N" (the ticket's
+  // position and tickets_in_order).
+  function ticketLine(ticket) {
     if (!ticket) { return ""; }
-    var of = meta && typeof meta.tickets_in_order === "number" ? meta.tickets_in_order : 0;
+    var of = typeof ticket.tickets_in_order === "number" ? ticket.tickets_in_order : 0;
     var pos = typeof ticket.position === "number" ? "Ticket " + ticket.position + (of ? " of " + of : "") : "";
     return [ticket.ticket_name, pos].filter(Boolean).join(" · ");
   }
@@ -364,7 +363,7 @@
   function answer(ans) {
     var c = ans.data && ans.data.data;
     if (ans.status === 200 && c && (c.result === "admitted" || c.result === "rejected")) {
-      var line = ticketLine(c.ticket, ans.data.meta);
+      var line = ticketLine(c.ticket);
       if (c.result === "admitted") {
         if (c.direction === "exit") {
           showResult("admitted", "EXIT OK", "Exit recorded — may come back in", line, "✓");

@@ -130,6 +130,7 @@ type IssuedTicket struct {
 	EventID        int     `json:"event_id"`
 	EventdateID    int     `json:"eventdate_id"`
 	Position       int     `json:"position"`
+	TicketsInOrder int     `json:"tickets_in_order"`
 	Status         string  `json:"status"`
 	CheckedInAt    *string `json:"checked_in_at"`
 	Environment    string  `json:"environment"`
