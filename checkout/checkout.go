@@ -439,7 +439,7 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, a *attempt)
 		// The flash-sale path: held stock and an in-database payment,
 		// written with the other creates of these tickets (groupCommit).
 		var sess *Session
-		err := batchesOf(s.DB).do(ctx, s.DB, lineKey(req), func(ctx context.Context, tx bun.Tx) error {
+		err := batchesOf(s.DB).Do(ctx, s.DB, lineKey(req), func(ctx context.Context, tx bun.Tx) error {
 			var err error
 			sess, err = s.writeHeld(ctx, tx, inTx, req, k, order, items, a, now)
 			return err

@@ -1,4 +1,4 @@
-package checkout
+package store_test
 
 import (
 	"context"
@@ -14,21 +14,16 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// waitJobs waits until the open batch of key has n creates.
-func waitJobs(t *testing.T, g *groupCommit, key string, n int) {
+// waitJobs waits until the open batch of key has n writers.
+func waitJobs(t *testing.T, g *store.GroupCommit, key string, n int) {
 	t.Helper()
-	require.Eventually(t, func() bool {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		l := g.lines[key]
-		return l != nil && l.open != nil && len(l.open.jobs) == n
-	}, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return g.Waiting(key) == n }, 10*time.Second, time.Millisecond)
 }
 
-// TestGroupCommit: creates that arrive while a batch of their tickets is
+// TestGroupCommit: writers that arrive while a batch of their key is
 // being written go together in the next transaction; a refusal in it
 // leaves the others committed; any other error fails the whole batch and
-// commits nothing of it; a batch of other tickets does not wait.
+// commits nothing of it; a batch of another key does not wait.
 func TestGroupCommit(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
@@ -39,7 +34,7 @@ func TestGroupCommit(t *testing.T) {
 			require.NoError(t, err)
 			return int(n)
 		}
-		g := &groupCommit{}
+		g := &store.GroupCommit{Refusal: func(err error) bool { return apperr.CodeOf(err) == apperr.SoldOut }}
 		insert := func(job int) func(ctx context.Context, tx bun.Tx) error {
 			return func(ctx context.Context, tx bun.Tx) error {
 				_, err := tx.ExecContext(ctx, `INSERT INTO gc_rows (job) VALUES (?)`, job)
@@ -62,7 +57,7 @@ func TestGroupCommit(t *testing.T) {
 		errs := make([]error, 6)
 		var wg sync.WaitGroup
 		wg.Go(func() {
-			errs[0] = g.do(ctx, db, "7", record(0, func(ctx context.Context, tx bun.Tx) error {
+			errs[0] = g.Do(ctx, db, "7", record(0, func(ctx context.Context, tx bun.Tx) error {
 				<-release
 				return insert(0)(ctx, tx)
 			}))
@@ -76,18 +71,18 @@ func TestGroupCommit(t *testing.T) {
 						return apperr.New(apperr.SoldOut, "Ticket 7 does not have enough tickets left.")
 					})
 				}
-				errs[i] = g.do(ctx, db, "7", write)
+				errs[i] = g.Do(ctx, db, "7", write)
 			})
 			waitJobs(t, g, "7", i)
 		}
 		// Another set of tickets has a line of its own and does not wait
 		// (on PostgreSQL: SQLite has one writer at a time anyway).
 		if db.Postgres() {
-			require.NoError(t, g.do(ctx, db, "8", insert(5)))
+			require.NoError(t, g.Do(ctx, db, "8", insert(5)))
 		}
 		close(release)
 		if !db.Postgres() {
-			require.NoError(t, g.do(ctx, db, "8", insert(5)))
+			require.NoError(t, g.Do(ctx, db, "8", insert(5)))
 		}
 		wg.Wait()
 		require.NoError(t, errs[0])
@@ -105,15 +100,15 @@ func TestGroupCommit(t *testing.T) {
 		clear(txs)
 		boom := errors.New("disk on fire")
 		wg.Go(func() {
-			errs[0] = g.do(ctx, db, "7", record(0, func(ctx context.Context, tx bun.Tx) error {
+			errs[0] = g.Do(ctx, db, "7", record(0, func(ctx context.Context, tx bun.Tx) error {
 				<-release
 				return insert(10)(ctx, tx)
 			}))
 		})
 		require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return txs[0] != (bun.Tx{}) }, 10*time.Second, time.Millisecond)
-		wg.Go(func() { errs[1] = g.do(ctx, db, "7", insert(11)) })
+		wg.Go(func() { errs[1] = g.Do(ctx, db, "7", insert(11)) })
 		waitJobs(t, g, "7", 1)
-		wg.Go(func() { errs[2] = g.do(ctx, db, "7", func(context.Context, bun.Tx) error { return boom }) })
+		wg.Go(func() { errs[2] = g.Do(ctx, db, "7", func(context.Context, bun.Tx) error { return boom }) })
 		waitJobs(t, g, "7", 2)
 		close(release)
 		wg.Wait()
@@ -121,8 +116,6 @@ func TestGroupCommit(t *testing.T) {
 		require.ErrorIs(t, errs[1], boom)
 		require.ErrorIs(t, errs[2], boom)
 		require.Equal(t, 6, count(), "the failed batch left nothing")
-		g.mu.Lock()
-		require.Empty(t, g.lines, "idle lines are dropped")
-		g.mu.Unlock()
+		require.Zero(t, g.Lines(), "idle lines are dropped")
 	})
 }
