@@ -13,9 +13,12 @@ import (
 // (group commit, as PostgreSQL itself does for independent commits), so
 // one commit — one WAL flush, one round of BEGIN and COMMIT — serves as
 // many writers as were waiting. It is for hot paths where each writer's
-// transaction would otherwise queue on the one before: checkout creates of
-// one ticket (its row lock is held until the commit is flushed) and scans
-// at a door.
+// transaction would otherwise queue on the one before, such as checkout
+// creates of one ticket (its row lock is held until the commit is
+// flushed). It does not pay where writers do not contend: a batch runs its
+// writers one after another on one connection, and scans at a door, which
+// touch rows of their own, went from 476 to 287 a second when batched by
+// date (2-core machine, PostgreSQL 15).
 //
 // Each writer's work must leave the transaction usable whatever it
 // decides. A writer's error for which Refusal reports true (a business
