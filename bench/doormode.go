@@ -1,6 +1,6 @@
 package main
 
-// doormode.go: `go run . door` (make bench-door). The door's rows alone —
+// doormode.go: `go run . door`. The door's rows alone —
 // scans beside checkouts on one server — for working on the door without
 // the whole bench. BENCH_PROFILE=FILE also writes a CPU profile of the
 // server (pprof, from its admin listener) during the first closed-loop run.
@@ -69,12 +69,12 @@ func doorMain(ctx context.Context) (err error) {
 	if _, err := checkOnce(scan); err != nil {
 		return fmt.Errorf("check-in: %w", err)
 	}
-	// BENCH_DOOR_CHECKOUTS: the checkout workers beside the scans (default
-	// the bench's, a quarter of the concurrency; 0 for scans alone).
-	checkouts := max(cfg.concurrency/doorCheckoutShare, 1)
-	if v := os.Getenv("BENCH_DOOR_CHECKOUTS"); v != "" {
+	// BENCH_DOOR_CHECKOUT_RATE: checkouts a second beside the scans
+	// (default the bench's; 0 for scans alone).
+	checkouts := doorCheckoutRate
+	if v := os.Getenv("BENCH_DOOR_CHECKOUT_RATE"); v != "" {
 		if checkouts, err = strconv.Atoi(v); err != nil || checkouts < 0 {
-			return fmt.Errorf("BENCH_DOOR_CHECKOUTS %q is not a count", v)
+			return fmt.Errorf("BENCH_DOOR_CHECKOUT_RATE %q is not a rate", v)
 		}
 	}
 	pid := srv.cmd.Process.Pid

@@ -478,7 +478,7 @@ func benchMain(ctx context.Context) (err error) {
 	if _, err := checkOnce(scan); err != nil {
 		return fmt.Errorf("check-in: %w", err)
 	}
-	res.door = doorResult{codes: len(door.codes), checkoutWorkers: max(cfg.concurrency/doorCheckoutShare, 1)}
+	res.door = doorResult{codes: len(door.codes), checkoutRate: doorCheckoutRate}
 	for r := range cfg.rounds {
 		for _, open := range []bool{false, true} {
 			if ctx.Err() != nil {
@@ -488,9 +488,9 @@ func benchMain(ctx context.Context) (err error) {
 			if open {
 				how = fmt.Sprintf("open loop at %d scans/s", targetScanRate)
 			}
-			step("round %d/%d, door scans, %s, beside %d workers creating live checkouts over 1,000 events, %s (+%s warm-up)",
-				r+1, cfg.rounds, how, res.door.checkoutWorkers, cfg.duration, cfg.warmup)
-			d := doorRound(cfg, scan, eps[epSpread], open, res.door.checkoutWorkers)
+			step("round %d/%d, door scans, %s, beside %d live checkouts/s over 1,000 events, %s (+%s warm-up)",
+				r+1, cfg.rounds, how, res.door.checkoutRate, cfg.duration, cfg.warmup)
+			d := doorRound(cfg, scan, eps[epSpread], open, res.door.checkoutRate)
 			if open {
 				res.door.open = append(res.door.open, d)
 			} else {

@@ -284,9 +284,9 @@ func (r *result) writeDoor(b *strings.Builder) {
 	fmt.Fprintf(b, "`POST /api/v1/check-ins` with a test scanner key of %s over %d test tickets (free test carts of %d, issued at once), "+
 		"each scan with its own `Idempotency-Key`, as the door page sends: scan n reads code n mod %d (the codes interleaved "+
 		"across the carts, so scans in a row are of different orders), as an entry on even passes and an exit on odd ones, so every scan is admitted (an answer without `\"result\":\"admitted\"` counts as an error). "+
-		"Meanwhile %d closed-loop workers create live checkouts over the 1,000 events on the same server. Scans run closed loop "+
+		"Meanwhile live checkouts over the 1,000 events arrive at %d a second (open loop: a busy on-sale) on the same server. Scans run closed loop "+
 		"(%d workers: the door's capacity) and open loop at %d scans/s (latency at the target rate).\n\n",
-		refDoorEvent, d.codes, doorCart, max(d.codes, 1), d.checkoutWorkers, c.concurrency, targetScanRate)
+		refDoorEvent, d.codes, doorCart, max(d.codes, 1), d.checkoutRate, c.concurrency, targetScanRate)
 	b.WriteString("| scans | scans/s | p50 | p99 | errors | checkouts beside: creates/s | their p50 | their errors |\n|---|---:|---:|---:|---|---:|---:|---|\n")
 	for _, x := range []struct {
 		name string
