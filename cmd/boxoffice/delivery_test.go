@@ -58,6 +58,7 @@ func gaps(ds []delivery) []time.Duration {
 }
 
 func TestWebhookRetries(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t.Run("FourthAttemptDelivers", func(t *testing.T) {
 			tb := setup(t, storetest.MustOpen(t, dbKind(db)), fastJobs, func(c *Config) { c.WebhookRetryBase = 150 * time.Millisecond })
@@ -123,6 +124,7 @@ func dbKind(db *store.DB) string {
 }
 
 func TestWebhookRestartLosesNothing(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		var up atomic.Bool
 		rc := newReceiver(t, func(int) int {

@@ -135,6 +135,7 @@ func (tb *testBundle) submitOutcome(t testing.TB, checkoutURL, outcome string) *
 }
 
 func TestWebhooksAndSandboxPage(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		clock := newTestClock()
 		tb := setup(t, db, fastJobs, withClock(clock))
