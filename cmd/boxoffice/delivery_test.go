@@ -98,7 +98,7 @@ func TestWebhookRetries(t *testing.T) {
 			tb.startJobs(t)
 			ref := tb.emitFree(t)
 			waitFor(t, 30*time.Second, "the event to fail", func() bool { return tb.eventOf(t, ref).Status == store.WebhookFailed })
-			time.Sleep(200 * time.Millisecond) // nothing more may arrive
+			time.Sleep(3 * fastJobsPoll) // nothing more may arrive
 			ds := rc.deliveries()
 			require.Len(t, ds, webhook.MaxAttempts)
 			require.EqualValues(t, webhook.MaxAttempts, tb.eventOf(t, ref).Attempts)

@@ -248,7 +248,7 @@ func TestTwoInstances(t *testing.T) {
 				return err == nil && e.Status == store.WebhookDelivered
 			})
 		}
-		time.Sleep(300 * time.Millisecond) // more sweeps and polls on both instances
+		time.Sleep(3 * fastJobsSweep) // more sweeps and polls on both instances
 		perEvent := map[string]int{}
 		for _, d := range rc.deliveries() {
 			perEvent[d.Header.Get("X-SVC-Event-Id")]++
