@@ -71,7 +71,7 @@ func setupLifecycle(t *testing.T, db *store.DB) *lifecycleBundle {
 	t.Helper()
 	start := time.Now().UTC().Truncate(time.Second)
 	clock := &testClock{now: start}
-	demo, err := seed.Demo(context.Background(), db, &provision.Service{DB: db, Now: clock.Now}, start)
+	demo, err := seed.Demo(context.Background(), db, &provision.Service{DB: db, Now: clock.Now, Password: checkouttest.CheapPasswords}, start)
 	require.NoError(t, err)
 	hooks := &webhook.Service{DB: db, Now: clock.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Enqueue: func(context.Context, bun.Tx, string, bool) error { return nil }}

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -34,8 +35,19 @@ const Version = "1.0.0"
 // server is baseURL (the instance's PUBLIC_BASE_URL) instead of the source's
 // {publicBaseUrl} variable, so tools and the /docs page send requests to
 // this instance. It panics if the embedded document does not load, which
-// the package's tests rule out.
+// the package's tests rule out. The document is embedded, so the answer
+// for a base URL never changes: it is made once per process (parsing and
+// validating the document costs a fraction of a second, paid by every
+// Handler, and the test suite builds hundreds).
 func JSONFor(baseURL string) []byte {
+	f, _ := jsonFor.LoadOrStore(baseURL, sync.OnceValue(func() []byte { return makeJSON(baseURL) }))
+	return bytes.Clone(f.(func() []byte)())
+}
+
+// jsonFor holds, for each base URL asked for, a func returning its JSON.
+var jsonFor sync.Map
+
+func makeJSON(baseURL string) []byte {
 	doc, err := Load()
 	if err != nil {
 		panic(fmt.Sprintf("openapi: embedded document: %v", err))

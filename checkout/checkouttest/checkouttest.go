@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/idempotency"
 	"github.com/boxoffice/boxoffice/payments/devpay"
@@ -38,7 +39,7 @@ func MustNew(tb testing.TB, db *store.DB) *Fixture {
 	now := time.Now().UTC().Truncate(time.Second)
 	clock := func() time.Time { return now }
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	demo, err := seed.Demo(context.Background(), db, &provision.Service{DB: db, Now: clock}, now)
+	demo, err := seed.Demo(context.Background(), db, &provision.Service{DB: db, Now: clock, Password: CheapPasswords}, now)
 	if err != nil {
 		tb.Fatalf("checkouttest: seed: %v", err)
 	}
@@ -50,6 +51,12 @@ func MustNew(tb testing.TB, db *store.DB) *Fixture {
 	}
 	return &Fixture{DB: db, Service: svc, Demo: demo, Now: now}
 }
+
+// CheapPasswords are password costs for fixtures: the demo account has a
+// password, and hashing it at production cost (19 MiB of argon2id, every
+// byte of it checked by the race detector) took about a second of CPU per
+// seed, most of the checkout package's. The hash format is the same.
+var CheapPasswords = auth.PasswordParams{Memory: 256, Time: 1, Threads: 1}
 
 // NewTickets returns a tickets service over db whose ticket emails are
 // queued in the order but never sent (no job runner).

@@ -47,6 +47,7 @@ func clickByText(selector, text string) string {
 // nothing outside the service is requested, and that "try it" sends a
 // request with the pasted API key and shows the answer.
 func TestAPIReferenceInBrowser(t *testing.T) {
+	t.Parallel()
 	execPath := chromiumPath(t)
 	tb := setup(t, storetest.MustOpen(t, "sqlite"))
 	// The document names PUBLIC_BASE_URL, http://boxoffice.test, as its

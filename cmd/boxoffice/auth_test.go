@@ -11,6 +11,7 @@ import (
 )
 
 func TestAuthentication(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db)
 		ctx := context.Background()

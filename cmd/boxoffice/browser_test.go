@@ -171,6 +171,7 @@ const partnerDonePage = `<!doctype html>
 // in a real browser, by clicking the button, following the redirect to the
 // partner's success_url.
 func TestSandboxPageInBrowser(t *testing.T) {
+	t.Parallel()
 	execPath := chromiumPath(t)
 
 	tb := setup(t, storetest.MustOpen(t, "sqlite"), fastJobs)
@@ -248,6 +249,7 @@ func TestSandboxPageInBrowser(t *testing.T) {
 // checkout elsewhere. It proves the embedded GraphiQL bundle's graphql-ws
 // client, the page's subscriptionUrl and the server agree.
 func TestPlaygroundSubscriptionInBrowser(t *testing.T) {
+	t.Parallel()
 	execPath := chromiumPath(t)
 	tb := liveSetup(t, storetest.MustOpen(t, "sqlite"))
 	date, reg := tb.demo.Catalog.EventDates["DEMO-HIGHLIFE-1"], tb.demo.Catalog.Tickets["DEMO-HIGHLIFE-REG"]

@@ -159,6 +159,7 @@ func writeCatalog(t *testing.T, file, ref, name string, start, end time.Time) {
 // last run only while that run's catalog and live stock are unchanged, and
 // queries that read anything else run every time.
 func TestGraphQLResponseCache(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db)
 		tb.catalogWatched(t)

@@ -89,6 +89,7 @@ func names(t *testing.T, res *response) []string {
 }
 
 func TestCatalogREST(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db)
 		ids := tb.demo.Catalog

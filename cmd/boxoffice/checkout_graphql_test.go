@@ -72,6 +72,7 @@ func decodeResult(t *testing.T, res *client.Response) gqlResult {
 // checkout through the mutation, in process, and expects it in userErrors
 // with the REST code and the field at fault, never in errors.
 func TestCheckoutUserErrors(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db, func(c *Config) { c.FreeDailyBuyerEventCap = 3; c.FreeDailyAppCap = 5 })
 		ctx := context.Background()
@@ -201,6 +202,7 @@ func TestCheckoutUserErrors(t *testing.T) {
 // TestCheckoutSiblings: two checkouts in one document run one after the
 // other; whatever happens to the second, the first's session is in data.
 func TestCheckoutSiblings(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db)
 		doc := `mutation($a: CreateCheckoutSessionInput!, $b: CreateCheckoutSessionInput!) {

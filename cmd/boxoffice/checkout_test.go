@@ -103,6 +103,7 @@ func newIdemKey() string {
 }
 
 func TestCheckout(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db, func(c *Config) { c.FreeDailyBuyerEventCap = 3; c.FreeDailyAppCap = 5 })
 		ctx := context.Background()

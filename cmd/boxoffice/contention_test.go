@@ -60,6 +60,7 @@ func lastSeats(t *testing.T, db *store.DB, ref string, left int64) (*catalog.Imp
 }
 
 func TestCheckoutContention(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db)
 		ctx := context.Background()
@@ -121,6 +122,7 @@ func TestCheckoutContention(t *testing.T) {
 // creates of one ticket share transactions (checkout's group commit), so
 // one refusal in a batch must not undo or leak into the others.
 func TestFlashSaleTwoInstances(t *testing.T) {
+	t.Parallel()
 	for _, kind := range storetest.Kinds() {
 		t.Run(kind, func(t *testing.T) {
 			rawURL := storetest.MigratedURL(t, kind)

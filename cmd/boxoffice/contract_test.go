@@ -191,6 +191,7 @@ func contractReport(t testing.TB, file, line string) {
 // to provoke; testBundle.do validates each one against the document. The
 // rest of the suite adds its own answers to the check.
 func TestContract(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db)
 		ctx := context.Background()

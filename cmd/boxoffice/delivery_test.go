@@ -58,6 +58,7 @@ func gaps(ds []delivery) []time.Duration {
 }
 
 func TestWebhookRetries(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t.Run("FourthAttemptDelivers", func(t *testing.T) {
 			tb := setup(t, storetest.MustOpen(t, dbKind(db)), fastJobs, func(c *Config) { c.WebhookRetryBase = 150 * time.Millisecond })
@@ -97,7 +98,7 @@ func TestWebhookRetries(t *testing.T) {
 			tb.startJobs(t)
 			ref := tb.emitFree(t)
 			waitFor(t, 30*time.Second, "the event to fail", func() bool { return tb.eventOf(t, ref).Status == store.WebhookFailed })
-			time.Sleep(200 * time.Millisecond) // nothing more may arrive
+			time.Sleep(3 * fastJobsPoll) // nothing more may arrive
 			ds := rc.deliveries()
 			require.Len(t, ds, webhook.MaxAttempts)
 			require.EqualValues(t, webhook.MaxAttempts, tb.eventOf(t, ref).Attempts)
@@ -123,6 +124,7 @@ func dbKind(db *store.DB) string {
 }
 
 func TestWebhookRestartLosesNothing(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		var up atomic.Bool
 		rc := newReceiver(t, func(int) int {

@@ -16,6 +16,7 @@ import (
 // GraphQL's events and eventsConnection, and expects the same events in
 // the same order, or the same refusal naming each API's own field.
 func TestDiscoveryParity(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db)
 		type tc struct {

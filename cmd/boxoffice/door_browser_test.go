@@ -131,6 +131,7 @@ func (l *checkInLog) all() []sentCheckIn {
 // -{390,1280}.png and door-error-390.png (BOXOFFICE_SCREENSHOTS=DIR keeps
 // them).
 func TestDoorInBrowser(t *testing.T) {
+	t.Parallel()
 	execPath := chromiumPath(t)
 	tb := setup(t, storetest.MustOpen(t, "sqlite"))
 	door, _ := tb.scannerKey(t, "DEMO-CHALEWOTE", store.EnvTest)

@@ -53,6 +53,7 @@ func (c *liveClient) noMore(id string, d time.Duration) {
 // the feed holds a scan back while an older one may still commit; SQLite:
 // B polls the file A writes).
 func TestCheckInSubscriptionTwoInstances(t *testing.T) {
+	t.Parallel()
 	for _, kind := range storetest.Kinds() {
 		t.Run(kind, func(t *testing.T) {
 			rawURL := storetest.FreshURL(t, kind)

@@ -283,6 +283,7 @@ func postScan(t testing.TB, base, key string, body map[string]any) (map[string]a
 // on one instance hears the scans made through the other is
 // TestCheckInSubscriptionTwoInstances'.)
 func TestCheckInExactlyOnceTwoInstances(t *testing.T) {
+	t.Parallel()
 	for _, kind := range storetest.Kinds() {
 		t.Run(kind, func(t *testing.T) {
 			rawURL := storetest.MigratedURL(t, kind)

@@ -205,6 +205,7 @@ const graphqlHTTPVersion = "1.23.1"
 // package with npm into testdata/graphql-http/node_modules (git-ignored)
 // and skips only when npm or its registry cannot be reached.
 func TestGraphQLHTTPAudit(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the audit installs an npm package")
 	}

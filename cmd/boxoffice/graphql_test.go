@@ -64,6 +64,7 @@ func snakeKeys(v any) any {
 }
 
 func TestParityRESTGraphQL(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db)
 		for _, ref := range []string{"DEMO-HIGHLIFE", "DEMO-MOVIES", "DEMO-TECHSUMMIT", "DEMO-PAST"} {
@@ -97,6 +98,7 @@ func TestParityRESTGraphQL(t *testing.T) {
 }
 
 func TestGraphQL(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db)
 		t.Run("EventsPage", func(t *testing.T) {
@@ -223,6 +225,7 @@ func bigCatalog(n int, now time.Time) *catalog.File {
 // one over 50 make the same small number of SQL statements, whether the
 // catalog cache is cold (the first read after a change) or warm.
 func TestQueryCount(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db)
 		tb.catalogWatched(t)

@@ -188,6 +188,7 @@ func TestHardening(t *testing.T) {
 // TestTwoInstances runs two servers on one PostgreSQL database and one Redis,
 // with requests alternating between them: they behave as one service.
 func TestTwoInstances(t *testing.T) {
+	t.Parallel()
 	redisURL := os.Getenv("TEST_REDIS_URL")
 	if os.Getenv("TEST_DATABASE_URL") == "" || redisURL == "" {
 		if os.Getenv("CI") != "" {
@@ -272,7 +273,7 @@ func TestTwoInstances(t *testing.T) {
 				return err == nil && e.Status == store.WebhookDelivered
 			})
 		}
-		time.Sleep(300 * time.Millisecond) // more sweeps and polls on both instances
+		time.Sleep(3 * fastJobsSweep) // more sweeps and polls on both instances
 		perEvent := map[string]int{}
 		for _, d := range rc.deliveries() {
 			perEvent[d.Header.Get("X-SVC-Event-Id")]++
@@ -291,6 +292,7 @@ func TestTwoInstances(t *testing.T) {
 // validate are refused over HTTP before parsing, with document_too_large
 // and the status actually sent; an ordinary query still runs.
 func TestGraphQLDocumentLimits(t *testing.T) {
+	t.Parallel()
 	tb := setup(t, storetest.MustOpen(t, "sqlite"), func(c *Config) { c.GraphQLLimits.Fields = 500 })
 	rep := func(n int, s string) string { return strings.Repeat(s+" ", n) }
 	for name, doc := range map[string]string{

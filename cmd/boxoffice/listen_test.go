@@ -157,6 +157,7 @@ func (tb *testBundle) streamsClosed(t testing.TB) {
 }
 
 func TestListen(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db, fastJobs, func(c *Config) { c.WebhookStreams.PerApp = 2 })
 		ctx := context.Background()

@@ -200,6 +200,7 @@ func liveSetup(t testing.TB, db *store.DB, opts ...func(*Config)) *testBundle {
 // TestSubscriptions runs both subscriptions over real sockets: the
 // current value first, then each change made through the API.
 func TestSubscriptions(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := liveSetup(t, db)
 		ids := tb.demo.Catalog
@@ -285,6 +286,7 @@ func TestSubscriptions(t *testing.T) {
 // graphql-transport-ws close codes; each app's connections and
 // subscriptions are bounded.
 func TestSubscriptionAdmission(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := liveSetup(t, db, limits(4, 1<<20, 1<<20, 1<<20), func(c *Config) {
 			c.Live.MaxConnections, c.Live.MaxSubscriptions = 2, 3
@@ -488,6 +490,7 @@ func (tb *testBundle) peer(t testing.TB, rawURL string) *testBundle {
 // (PostgreSQL: B's listener hears A's transaction; SQLite: B polls the
 // file A writes).
 func TestSubscriptionsTwoInstances(t *testing.T) {
+	t.Parallel()
 	for _, kind := range storetest.Kinds() {
 		t.Run(kind, func(t *testing.T) {
 			rawURL := storetest.MigratedURL(t, kind)
@@ -517,6 +520,7 @@ func TestSubscriptionsTwoInstances(t *testing.T) {
 // TestSubscriptionsShutdown: Serve's graceful shutdown closes the sockets it
 // cannot wait for (hijacked connections), and frees what they held.
 func TestSubscriptionsShutdown(t *testing.T) {
+	t.Parallel()
 	db := storetest.MustOpen(t, "sqlite")
 	tb := liveSetup(t, db)
 	ln, err := newLocalListener()
@@ -548,6 +552,7 @@ func TestSubscriptionsShutdown(t *testing.T) {
 // half a million errors in one 64 MB message; now one error in one
 // small message, and the socket still serves.
 func TestSubscriptionDocumentBounds(t *testing.T) {
+	t.Parallel()
 	rep := func(n int, f func(i int) string) string {
 		var b strings.Builder
 		for i := range n {

@@ -24,6 +24,7 @@ import (
 // runs, nothing is fetched, and neither page scrolls sideways.
 // BOXOFFICE_SCREENSHOTS=DIR keeps mailbox-{list,message}-{390,1280}.png.
 func TestMailboxInBrowser(t *testing.T) {
+	t.Parallel()
 	execPath := chromiumPath(t)
 	tb := setup(t, storetest.MustOpen(t, "sqlite"))
 	admin := httptest.NewServer(tb.m.AdminHandler())

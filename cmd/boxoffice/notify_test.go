@@ -17,6 +17,7 @@ import (
 // and after that connection's backend is terminated a new one serves all
 // three again. On SQLite each is polled, as before.
 func TestChangeNotifications(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := liveSetup(t, db, func(c *Config) {
 			if db.Postgres() {

@@ -28,6 +28,7 @@ import (
 // Screenshots: return-paid.png and return-declined.png
 // (BOXOFFICE_SCREENSHOTS=DIR keeps them).
 func TestReturnPagesInBrowser(t *testing.T) {
+	t.Parallel()
 	execPath := chromiumPath(t)
 	tb := setup(t, storetest.MustOpen(t, "sqlite"), fastJobs)
 

@@ -186,6 +186,7 @@ func TestPageSecurityHeaders(t *testing.T) {
 // site (Sec-Fetch-Site, or an Origin that is not the page's) is refused
 // with 403 and changes nothing; the same post from the page itself works.
 func TestPagesCrossSitePosts(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db)
 		crossSite := map[string][]string{
@@ -279,6 +280,7 @@ func TestPagesCrossSitePosts(t *testing.T) {
 // and the live return page's link carry order_reference, the partner's own
 // query parameters kept.
 func TestReturnToPartner(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db)
 		t.Run("SandboxKeepsPartnerQuery", func(t *testing.T) {
@@ -338,6 +340,7 @@ func TestReturnToPartner(t *testing.T) {
 // the database, so an order created through one instance is paid through
 // another (or the same one after a restart).
 func TestDevPayAcrossInstances(t *testing.T) {
+	t.Parallel()
 	for _, kind := range storetest.Kinds() {
 		t.Run(kind, func(t *testing.T) {
 			rawURL := storetest.MigratedURL(t, kind)

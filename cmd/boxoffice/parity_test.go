@@ -152,6 +152,7 @@ func checkoutVars(body map[string]any, key string) map[string]any {
 // both, and expects the same code, status and message; validation details
 // name the same fields, in each API's own names.
 func TestRulesParity(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		// A buyer cap of 2 lets one order use a buyer's whole allowance.
 		tb := setup(t, db, func(c *Config) { c.FreeDailyBuyerEventCap = 2 })
@@ -399,6 +400,7 @@ func TestRulesParity(t *testing.T) {
 // reported at once, each with its full path (GraphQL's own type system
 // refuses such values before any resolver runs).
 func TestRESTTypeErrors(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db)
 		body := tb.highlife(1)
@@ -434,6 +436,7 @@ func TestRESTTypeErrors(t *testing.T) {
 // TestCheckoutLimitFirst: over the checkout limit, both APIs answer 429
 // before looking at the Idempotency-Key or the body (DESIGN.md's order).
 func TestCheckoutLimitFirst(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db, limits(1<<20, 1<<20, 1<<20, 1))
 		require.Equal(t, http.StatusCreated, tb.checkout(t, tb.testKey, newIdemKey(), tb.highlife(1)).Status)
@@ -466,6 +469,7 @@ func TestCheckoutLimitFirst(t *testing.T) {
 // byte, control characters, a very long one) is a 404 on every page that
 // takes a reference, never a database error.
 func TestPagesMalformedReference(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db)
 		for _, ref := range []string{"sbx_%00abc", "ord_%00abc", "sbx_%0A%0D", "ord_" + strings.Repeat("a", 300), "%00"} {

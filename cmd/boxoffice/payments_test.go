@@ -48,6 +48,7 @@ func (tb *testBundle) ticket(t testing.TB, ref string) store.Ticket {
 }
 
 func TestLivePaymentsDevProvider(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db, fastJobs)
 		rc := newReceiver(t, ok)
@@ -129,6 +130,7 @@ func TestLivePaymentsDevProvider(t *testing.T) {
 }
 
 func TestLiveCheckoutSwitches(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db, func(c *Config) { c.PaymentProvider = ""; c.LiveFreeDisabled = true })
 		t.Run("ErrPaymentGatewayUnavailable", func(t *testing.T) {

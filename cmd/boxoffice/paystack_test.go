@@ -19,6 +19,7 @@ const paystackSecret = "sk_test_boxoffice_0123456789abcdef"
 // local stand-in of Paystack's API: approve, decline, forged and replayed
 // callbacks, and an outage.
 func TestPaystackFlow(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ps := paystacktest.New(t, paystackSecret)
 		tb := setup(t, db, fastJobs, func(c *Config) {

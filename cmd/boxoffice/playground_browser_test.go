@@ -22,6 +22,7 @@ import (
 // refresh), run the default query. BOXOFFICE_SCREENSHOTS=DIR keeps the
 // screenshots.
 func TestPlaygroundInBrowser(t *testing.T) {
+	t.Parallel()
 	execPath := chromiumPath(t)
 	tb := setup(t, storetest.MustOpen(t, "sqlite"))
 

@@ -25,6 +25,7 @@ import (
 // BOXOFFICE_SCREENSHOTS when it is set: portal-{signed-up,sign-in-refused,
 // new-app,deliveries}-{390,1280}.png.
 func TestPortalInBrowser(t *testing.T) {
+	t.Parallel()
 	execPath := chromiumPath(t)
 	pb := setupPortal(t, "sqlite", fastJobs)
 	rc := newReceiver(t, ok)

@@ -26,6 +26,7 @@ import (
 // them): portal-{deliveries-listen,webhook-localhost,orders-review,
 // order,order-review}-{390,1280}.png.
 func TestPortalOrdersInBrowser(t *testing.T) {
+	t.Parallel()
 	execPath := chromiumPath(t)
 	// As in production: webhook URLs on this machine are refused.
 	pb := setupPortal(t, "sqlite", fastJobs, func(c *Config) { c.AllowPrivateWebhooks = false })

@@ -297,7 +297,7 @@ func TestPortalSignUpExistingEmail(t *testing.T) {
 		m := srv.Messages()[sent]
 		require.Contains(t, string(m.Data), "Someone tried to create a new Boxoffice developer account")
 		require.Contains(t, string(m.Data), pb.m.Config.PublicBaseURL+"/portal/signin")
-		time.Sleep(300 * time.Millisecond) // a second notice would be due by now
+		time.Sleep(3 * fastJobsPoll) // a second notice would be due by now
 		require.Len(t, srv.Messages(), sent+2, "one notice per account per hour")
 	}, withSMTP(srv))
 }

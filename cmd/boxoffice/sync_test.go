@@ -109,6 +109,7 @@ func lower(s string) string {
 // the same order, or the same code, status and message, with validation
 // details naming the same parameters in each API's own names.
 func TestOrderSyncParity(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db)
 		ids := tb.demo.Catalog
@@ -281,6 +282,7 @@ func TestOrderSyncParity(t *testing.T) {
 // stock at once and emits order.expired once, and the feed carries each
 // change, the ticket email's state included.
 func TestOrderSyncREST(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db)
 		ctx := t.Context()

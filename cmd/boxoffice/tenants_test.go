@@ -20,6 +20,7 @@ import (
 // the other within a second (PostgreSQL: the NOTIFY; SQLite: the version
 // row both read). On the instance that made the change it stops at once.
 func TestKeyCacheTwoInstances(t *testing.T) {
+	t.Parallel()
 	for _, kind := range storetest.Kinds() {
 		t.Run(kind, func(t *testing.T) {
 			rawURL := storetest.MigratedURL(t, kind)
@@ -115,6 +116,7 @@ func firstTable(q string) string {
 // key, the app and the catalog come from caches. SQLite adds its reads
 // of the two version rows.
 func TestCheckoutCreateOneCommit(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db)
 		tb.catalogWatched(t)

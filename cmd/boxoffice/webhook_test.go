@@ -25,9 +25,21 @@ import (
 func fastJobs(c *Config) {
 	c.AllowPrivateWebhooks = true
 	c.WebhookRetryBase = 5 * time.Millisecond
-	c.Jobs.PollInterval = 20 * time.Millisecond
-	c.Jobs.SweepInterval = 100 * time.Millisecond
+	c.Jobs.PollInterval = fastJobsPoll
+	c.Jobs.SweepInterval = fastJobsSweep
 }
+
+// fastJobsPoll and fastJobsSweep are fastJobs' intervals. On SQLite River
+// only polls, each of its three queues every PollInterval, and under the
+// race detector a poll costs milliseconds of CPU: an idle runner polling
+// every 20 ms kept a whole core busy (every 100 ms a third of one, every
+// 250 ms a sixth), and the suite's job tests starved each other once they
+// ran in parallel. 250 ms is production's interval. Tests that wait for
+// something not to happen wait a few of these.
+const (
+	fastJobsPoll  = 250 * time.Millisecond
+	fastJobsSweep = 500 * time.Millisecond
+)
 
 // startJobs starts the bundle's job runner until the test ends.
 func (tb *testBundle) startJobs(t testing.TB) {
@@ -135,6 +147,7 @@ func (tb *testBundle) submitOutcome(t testing.TB, checkoutURL, outcome string) *
 }
 
 func TestWebhooksAndSandboxPage(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		clock := newTestClock()
 		tb := setup(t, db, fastJobs, withClock(clock))
@@ -226,7 +239,7 @@ func TestWebhooksAndSandboxPage(t *testing.T) {
 				}
 				return n > 0
 			})
-			time.Sleep(300 * time.Millisecond) // several more sweeps run
+			time.Sleep(3 * fastJobsSweep) // several more sweeps run
 			count, err := db.NewSelect().Model((*store.WebhookEvent)(nil)).Where("type = 'order.expired'").
 				Where("payload LIKE ?", "%"+ref+"%").Count(context.Background())
 			require.NoError(t, err)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/migrations"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Migrating a database costs seconds (hundreds of statements, and on
@@ -89,21 +92,68 @@ var pgAdmin = sync.OnceValues(func() (*store.DB, error) {
 	return store.Open(context.Background(), os.Getenv("TEST_DATABASE_URL"))
 })
 
-// keptTemplates is how many PostgreSQL templates, this one included, are
-// kept when a new one is built.
-const keptTemplates = 5
-
 // templateLockID serialises building the PostgreSQL template across test
 // processes ("boxtmpl").
 const templateLockID = 0x626f78746d706c
 
-var pgTemplate = sync.OnceValues(func() (string, error) {
+// pgTemplates is the process's template on PostgreSQL: built (or found)
+// once, and again if another process drops it while this one runs.
+var pgTemplates struct {
+	sync.Mutex
+	name string
+	// inUse holds a shared advisory lock on the template's name for as
+	// long as the process runs, so another process that migrated a
+	// different set of migrations (another checkout of the repository
+	// testing beside this one) does not drop it as stale.
+	inUse *sql.Conn
+}
+
+// pgTemplate returns the name of the migrated template, building it if
+// it does not exist; after staleTemplate, it looks again.
+func pgTemplate() (string, error) {
+	pgTemplates.Lock()
+	defer pgTemplates.Unlock()
+	if pgTemplates.name != "" {
+		return pgTemplates.name, nil
+	}
+	name, err := buildPGTemplate()
+	if err != nil {
+		return "", err
+	}
+	pgTemplates.name = name
+	return name, nil
+}
+
+// staleTemplate forgets the template, which turned out not to exist.
+func staleTemplate() {
+	pgTemplates.Lock()
+	defer pgTemplates.Unlock()
+	pgTemplates.name = ""
+}
+
+// inUseKey is the advisory lock key, of the template named by the
+// statement's argument, that every process making databases from it
+// holds shared.
+const inUseKey = "hashtext('boxoffice storetest template in use: ' || ?)"
+
+func buildPGTemplate() (string, error) {
 	ctx := context.Background()
 	admin, err := pgAdmin()
 	if err != nil {
 		return "", err
 	}
 	name := "boxoffice_tmpl_" + fingerprint()
+	if pgTemplates.inUse == nil {
+		conn, err := admin.Conn(ctx)
+		if err != nil {
+			return "", err
+		}
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock_shared("+inUseKey+")", name); err != nil {
+			conn.Close()
+			return "", err
+		}
+		pgTemplates.inUse = conn.Conn // released when the process exits
+	}
 	conn, err := admin.Conn(ctx)
 	if err != nil {
 		return "", err
@@ -137,20 +187,23 @@ var pgTemplate = sync.OnceValues(func() (string, error) {
 	if _, err := conn.ExecContext(ctx, "ALTER DATABASE "+building+" RENAME TO "+name); err != nil {
 		return "", err
 	}
-	// Templates of older migration sets are dropped, except the newest few
-	// (by oid, which grows with each CREATE DATABASE): another checkout on
-	// the same server — a branch with one migration more or less, a CI run
-	// beside a developer's — may be using one, and dropping it would fail
-	// that run's next test. One in use at this moment refuses to go anyway.
+	// Templates of older migration sets are not needed any more, unless a
+	// process still running makes databases from one: it holds that
+	// template's lock shared, so the exclusive try fails.
 	var old []string
-	if err := admin.NewRaw(`SELECT datname FROM pg_database WHERE datname LIKE 'boxoffice\_tmpl\_%' AND datname <> ?
-		ORDER BY oid DESC OFFSET ?`, name, keptTemplates-1).Scan(ctx, &old); err == nil {
+	if err := admin.NewRaw("SELECT datname FROM pg_database WHERE datname LIKE 'boxoffice\\_tmpl\\_%' AND datname <> ?", name).
+		Scan(ctx, &old); err == nil {
 		for _, o := range old {
+			var free bool
+			if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock("+inUseKey+")", o).Scan(&free); err != nil || !free {
+				continue
+			}
 			_, _ = conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+o)
+			_, _ = conn.ExecContext(ctx, "SELECT pg_advisory_unlock("+inUseKey+")", o)
 		}
 	}
 	return name, nil
-})
+}
 
 // withDatabase returns base with its database (path) replaced by name.
 func withDatabase(base, name string) string {
@@ -174,12 +227,24 @@ func migratedPostgres(tb testing.TB) string {
 	if err != nil {
 		tb.Fatalf("storetest: PostgreSQL at TEST_DATABASE_URL is unreachable: %v", err)
 	}
-	tmpl, err := pgTemplate()
-	if err != nil {
-		tb.Fatalf("storetest: PostgreSQL template: %v", err)
-	}
 	name := "t_" + randomHex(6)
-	if _, err := admin.Exec("CREATE DATABASE " + name + " TEMPLATE " + tmpl); err != nil {
+	for try := 1; ; try++ {
+		tmpl, err := pgTemplate()
+		if err != nil {
+			tb.Fatalf("storetest: PostgreSQL template: %v", err)
+		}
+		_, err = admin.Exec("CREATE DATABASE " + name + " TEMPLATE " + tmpl)
+		if err == nil {
+			break
+		}
+		// A process of an older storetest, testing another checkout with
+		// other migrations beside this one, dropped the template as stale:
+		// build it again.
+		var pgErr *pgconn.PgError
+		if try < 3 && errors.As(err, &pgErr) && pgErr.Code == "3D000" {
+			staleTemplate()
+			continue
+		}
 		tb.Fatalf("storetest: create database: %v", err)
 	}
 	tb.Cleanup(func() {
