@@ -71,7 +71,11 @@ func TestWebhookRetries(t *testing.T) {
 			tb.pointWebhooks(t, rc.srv.URL)
 			tb.startJobs(t)
 			ref := tb.emitFree(t)
-			waitFor(t, 15*time.Second, "delivery", func() bool { return tb.eventOf(t, ref).Status == store.WebhookDelivered })
+			// Deadlines here only end a stuck test. Alone, the attempts take
+			// a second or two; beside the suite's other SQLite tests, which
+			// share modernc's process-wide allocator lock, an attempt has
+			// taken up to 6 s.
+			waitFor(t, 60*time.Second, "delivery", func() bool { return tb.eventOf(t, ref).Status == store.WebhookDelivered })
 			ds := rc.deliveries()
 			require.Len(t, ds, 4)
 			for _, d := range ds {
@@ -97,7 +101,7 @@ func TestWebhookRetries(t *testing.T) {
 			tb.pointWebhooks(t, rc.srv.URL)
 			tb.startJobs(t)
 			ref := tb.emitFree(t)
-			waitFor(t, 30*time.Second, "the event to fail", func() bool { return tb.eventOf(t, ref).Status == store.WebhookFailed })
+			waitFor(t, 90*time.Second, "the event to fail", func() bool { return tb.eventOf(t, ref).Status == store.WebhookFailed })
 			time.Sleep(3 * fastJobsPoll) // nothing more may arrive
 			ds := rc.deliveries()
 			require.Len(t, ds, webhook.MaxAttempts)
@@ -109,7 +113,7 @@ func TestWebhookRetries(t *testing.T) {
 			// An operator redelivers once the receiver is fixed.
 			rc.status = ok
 			require.NoError(t, tb.m.Webhooks.Redeliver(context.Background(), tb.eventOf(t, ref).ID))
-			waitFor(t, 10*time.Second, "redelivery", func() bool { return tb.eventOf(t, ref).Status == store.WebhookDelivered })
+			waitFor(t, 60*time.Second, "redelivery", func() bool { return tb.eventOf(t, ref).Status == store.WebhookDelivered })
 			require.EqualValues(t, webhook.MaxAttempts+1, tb.eventOf(t, ref).Attempts)
 		})
 	})

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -88,9 +89,14 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	mu.Lock()
 	require.Zero(t, posts, "nothing is sent without a key, not even the schema's introspection")
 	mu.Unlock()
+	// SendKeys types the key a character at a time. On a loaded machine a
+	// pause between two of them can outlast the field's 400 ms debounce:
+	// the page then saves a prefix and says "saved" while the rest waits
+	// for its own save, so the wait is for the whole key in storage.
 	run("paste the key",
 		chromedp.SendKeys(`#bo-key`, tb.testKey, chromedp.ByQuery),
-		chromedp.Poll(`document.getElementById("bo-key-state").textContent === "saved"`, nil, chromedp.WithPollingTimeout(10*time.Second)),
+		chromedp.Poll(`document.getElementById("bo-key-state").textContent === "saved" &&
+			localStorage.getItem(`+strconv.Quote(playground.KeyStorage)+`) === `+strconv.Quote(tb.testKey), nil, chromedp.WithPollingTimeout(10*time.Second)),
 	)
 
 	var kept, stored string
