@@ -25,5 +25,5 @@ fi
 # Packages: how many the build cache does not hold compiled.
 stale=$("$GO" list -deps -f '{{if .Stale}}x{{end}}' ./cmd/boxoffice | grep -c x || true)
 if [ "$stale" -gt 50 ]; then
-  echo "build: compiling $stale packages: the first build takes about 3 minutes on 2 cores (later builds take seconds)…"
+  echo "build: compiling $stale packages: the first build takes 1½–3½ minutes on 2 cores (later builds take seconds)…"
 fi
