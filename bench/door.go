@@ -53,9 +53,9 @@ type doorRun struct {
 // doorResult is every door run, closed loop (capacity) and open loop (at
 // the target rate).
 type doorResult struct {
-	codes           int
-	closed, open    []doorRun
-	checkoutRate    int
+	codes        int
+	closed, open []doorRun
+	checkoutRate int
 }
 
 // makeDoorCodes creates a test scanner key for the door's event and

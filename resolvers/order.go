@@ -122,7 +122,7 @@ func toIssuedTicket(t *tickets.View) *model.IssuedTicket {
 	return &model.IssuedTicket{
 		ID: t.ID, Code: t.Code, OrderReference: t.OrderReference, TicketID: int(t.TicketID), TicketName: t.TicketName,
 		EventID: int(t.EventID), EventdateID: int(t.EventdateID), Position: int(t.Position), TicketsInOrder: int(t.TicketsInOrder),
-		Status: t.Status,
+		Status:      t.Status,
 		CheckedInAt: t.CheckedInAt, Environment: t.Environment,
 	}
 }
