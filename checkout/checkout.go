@@ -456,7 +456,7 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, a *attempt)
 	// one ticket wait for an UPDATE and a commit, not for the order's inserts
 	// as well. A refusal rolls back everything before it.
 	var sess *Session
-	err = s.DB.RunInTxNotifyAfter(ctx, func(ctx context.Context, tx bun.Tx) error {
+	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		sess = s.session(order)
 		body, _ := json.Marshal(outcome{Session: sess, Currency: sess.Currency})
 		// The answer first: a key that already has one ends the

@@ -159,7 +159,7 @@ func (s *Service) settle(ctx context.Context, ref string, st settlement) (*store
 			return o, false, nil
 		}
 		lost := false
-		err = s.DB.RunInTxNotifyAfter(ctx, func(ctx context.Context, tx bun.Tx) error {
+		err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			if c.to != "" {
 				moved, err := s.move(ctx, tx, o, c.to, now)
 				if err != nil || !moved {

@@ -24,8 +24,7 @@ import (
 // decides. A writer's error for which Refusal reports true (a business
 // refusal that has undone what its writer did) leaves the batch going;
 // any other error fails the whole batch, which commits nothing, and every
-// writer in it gets that error. The transaction runs with
-// RunInTxNotifyAfter. Writers of one key never run in two transactions at
+// writer in it gets that error. Writers of one key never run in two transactions at
 // once on this handle; writers of different keys must not take each
 // other's rows in opposite orders.
 type GroupCommit struct {
@@ -87,7 +86,7 @@ func (g *GroupCommit) Do(ctx context.Context, db *DB, key string, write func(ctx
 		jobs := b.jobs
 		g.mu.Unlock()
 		// The batch is everyone's: a client that leaves does not cancel it.
-		err := db.RunInTxNotifyAfter(context.WithoutCancel(ctx), func(ctx context.Context, tx bun.Tx) error {
+		err := db.RunInTx(context.WithoutCancel(ctx), nil, func(ctx context.Context, tx bun.Tx) error {
 			for _, j := range jobs {
 				if j.err = j.write(ctx, tx); j.err != nil && (g.Refusal == nil || !g.Refusal(j.err)) {
 					return j.err

@@ -14,9 +14,12 @@ import (
 // the commit, in a statement of their own, instead of by the transaction
 // itself (see migration 20261129000010_notify_after_commit: a notifying
 // transaction holds a database-wide lock through its commit's flush, so
-// such commits cannot share flushes). It is for the hot write paths —
-// checkout creates, scans at the door — whose commits would otherwise
-// queue behind each other's flushes.
+// such commits cannot share flushes). It is for hot write paths whose
+// commits would otherwise queue behind each other's flushes — scans at the
+// door — and costs three small statements (the setting, reading what is
+// pending, the notification), so it is not for paths counted in
+// statements: a checkout create stays at one commit and six statements,
+// and its flash-sale batches already share one notifying commit.
 //
 // Listeners hear of the change the moment after it is visible instead of
 // at the moment it is, which no reader can tell apart. Should the

@@ -13,9 +13,8 @@ import (
 // to disk, so notifying transactions commit one flush at a time instead of
 // sharing flushes (group commit). On this project's 2-core machine a
 // one-row UPDATE commits about 6,000 times a second alone and 1,300 times
-// with a NOTIFY in the same transaction; every checkout create (the stock
-// trigger) and every admitted scan (order, check-in and webhook-stream
-// triggers) had one.
+// with a NOTIFY in the same transaction; every admitted scan at the door
+// has three (order, check-in and webhook-stream triggers).
 //
 // The triggers keep saying what changed, but through boxoffice_notify,
 // which NOTIFYs at once unless the transaction asked for its
