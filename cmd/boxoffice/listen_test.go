@@ -93,9 +93,12 @@ type sseStream struct {
 type sseMessage struct{ id, event, data string }
 
 // openStream opens the event stream with key; query and headers are added.
+// The stream ends after a minute at most, so a test waiting for a message
+// that never comes fails instead of hanging (20 s was too short for what a
+// test does while it listens, under a full make test on a loaded machine).
 func (tb *testBundle) openStream(t testing.TB, key, query string, headers ...string) *sseStream {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, tb.srv.URL+"/api/v1/webhook-events/stream"+query, nil)
 	require.NoError(t, err)
 	req.Header.Set("X-API-Key", key)
