@@ -47,13 +47,18 @@ func (l *listening) stop() {
 	<-l.done
 }
 
+// listenWait bounds the waits for the listener. It only ends a stuck test:
+// an exit takes a moment alone, but ErrRevokedKeyEndsStream once needed
+// more than 10 s in a run beside another whole suite (load 13 on 2 cores).
+const listenWait = 30 * time.Second
+
 // exited waits for the listener to end by itself and returns its error.
 func (l *listening) exited(t testing.TB) error {
 	t.Helper()
 	select {
 	case <-l.done:
 		return l.err
-	case <-time.After(10 * time.Second):
+	case <-time.After(listenWait):
 		t.Fatalf("listen did not exit; stdout: %s stderr: %s", l.out.String(), l.errs.String())
 		return nil
 	}
@@ -64,7 +69,7 @@ var secretLine = regexp.MustCompile(`(?m)^Webhook signing secret: (whsec_\S+) `)
 // ready waits for the listener's banner and returns the secret it signs with.
 func (l *listening) ready(t testing.TB) string {
 	t.Helper()
-	waitFor(t, 10*time.Second, "listen to connect", func() bool { return secretLine.MatchString(l.out.String()) })
+	waitFor(t, listenWait, "listen to connect", func() bool { return secretLine.MatchString(l.out.String()) })
 	return secretLine.FindStringSubmatch(l.out.String())[1]
 }
 
@@ -72,7 +77,7 @@ func (l *listening) ready(t testing.TB) string {
 func (l *listening) line(t testing.TB, eventID string) string {
 	t.Helper()
 	var found string
-	waitFor(t, 10*time.Second, "the line of "+eventID, func() bool {
+	waitFor(t, listenWait, "the line of "+eventID, func() bool {
 		for line := range strings.SplitSeq(l.out.String(), "\n") {
 			if strings.Contains(line, eventID) {
 				found = line
@@ -93,9 +98,12 @@ type sseStream struct {
 type sseMessage struct{ id, event, data string }
 
 // openStream opens the event stream with key; query and headers are added.
+// The stream ends after a minute at most, so a test waiting for a message
+// that never comes fails instead of hanging (20 s was too short for what a
+// test does while it listens, under a full make test on a loaded machine).
 func (tb *testBundle) openStream(t testing.TB, key, query string, headers ...string) *sseStream {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, tb.srv.URL+"/api/v1/webhook-events/stream"+query, nil)
 	require.NoError(t, err)
 	req.Header.Set("X-API-Key", key)
