@@ -30,12 +30,8 @@ func doorMain(ctx context.Context) (err error) {
 	}
 	defer joinErr(&err, drop)
 	binDir := filepath.Dir(bin)
-	step("migrating and importing %d events × %d dates × %d tickets", nEvents, datesPerEvent, ticketsPerDate)
-	sd, err := seed(ctx, bin, binDir, dbURL)
+	sd, err := seedAnalyzed(ctx, bin, binDir, dbURL)
 	if err != nil {
-		return err
-	}
-	if err := adminExec(ctx, dbURL, "ANALYZE"); err != nil {
 		return err
 	}
 	addr, err := freePort()

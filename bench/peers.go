@@ -459,12 +459,8 @@ func peersMain(ctx context.Context) (err error) {
 	defer joinErr(&err, drop)
 	binDir := filepath.Dir(bin)
 	res.pgVersion, res.cpuModel = pgVersion(ctx, dbURL), cpuModel()
-	step("migrating and importing %d events × %d dates × %d tickets", nEvents, datesPerEvent, ticketsPerDate)
-	sd, err := seed(ctx, bin, binDir, dbURL)
+	sd, err := seedAnalyzed(ctx, bin, binDir, dbURL)
 	if err != nil {
-		return err
-	}
-	if err := adminExec(ctx, dbURL, "ANALYZE"); err != nil {
 		return err
 	}
 

@@ -318,6 +318,17 @@ func seed(ctx context.Context, bin, dir, dbURL string) (*seeded, error) {
 	return seedWith(ctx, bin, dbURL, file)
 }
 
+// seedAnalyzed seeds the database at dbURL as seed does, saying so, and
+// ANALYZEs it: how the soak, the door and the peers runs begin.
+func seedAnalyzed(ctx context.Context, bin, dir, dbURL string) (*seeded, error) {
+	step("migrating and importing %d events × %d dates × %d tickets", nEvents, datesPerEvent, ticketsPerDate)
+	sd, err := seed(ctx, bin, dir, dbURL)
+	if err != nil {
+		return nil, err
+	}
+	return sd, adminExec(ctx, dbURL, "ANALYZE")
+}
+
 // writeCatalog writes catalogFile(now) into dir and returns its path.
 func writeCatalog(dir string, now time.Time) (string, error) {
 	data, err := json.MarshalIndent(catalogFile(now), "", " ")

@@ -104,12 +104,8 @@ func soakMain(ctx context.Context) (err error) {
 	if err := os.Setenv("WEBHOOK_ALLOW_PRIVATE_TARGETS", "true"); err != nil {
 		return err
 	}
-	step("migrating and importing %d events × %d dates × %d tickets", nEvents, datesPerEvent, ticketsPerDate)
-	sd, err := seed(ctx, bin, binDir, dbURL)
+	sd, err := seedAnalyzed(ctx, bin, binDir, dbURL)
 	if err != nil {
-		return err
-	}
-	if err := adminExec(ctx, dbURL, "ANALYZE"); err != nil {
 		return err
 	}
 
