@@ -124,6 +124,12 @@ func (s *Streams) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, apperr.Validation(apperr.Details{"body": {"a stream request has no body"}}))
 		return
 	}
+	rc := http.NewResponseController(w)
+	// The server's read timeout would otherwise end the stream (and cancel
+	// its context) a few seconds in, or even before it starts when the
+	// lookups below are slow; its write timeout is moved on before every
+	// write.
+	_ = rc.SetReadDeadline(time.Time{})
 	types, err := parseTypes(r.URL.Query()["types"])
 	if err != nil {
 		s.writeError(w, r, err)
@@ -143,11 +149,6 @@ func (s *Streams) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	wake, unsubscribe := s.watch.Subscribe(p.AppID, p.Environment)
 	defer unsubscribe()
 
-	rc := http.NewResponseController(w)
-	// The server's read timeout would otherwise end the stream (and cancel
-	// its context) a few seconds in; its write timeout is moved on before
-	// every write.
-	_ = rc.SetReadDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")

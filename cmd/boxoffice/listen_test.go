@@ -350,14 +350,17 @@ func TestListen(t *testing.T) {
 			// serve's read and write timeouts must not end a stream.
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			require.NoError(t, err)
-			srv := &http.Server{Handler: tb.m.Handler(), ReadTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond}
+			// The header timeout is serve's: a request the server is slow
+			// to read (a loaded machine) must not count as a lost stream.
+			srv := &http.Server{Handler: tb.m.Handler(), ReadHeaderTimeout: 5 * time.Second,
+				ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond}
 			var wg sync.WaitGroup
 			wg.Go(func() { _ = srv.Serve(ln) })
 			t.Cleanup(func() { srv.Close(); wg.Wait() })
 			rc := newReceiver(t, ok)
 			l := listenTo(t, "http://"+ln.Addr().String(), "--api-key", tb.testKey, "--forward-to", rc.srv.URL)
 			l.ready(t)
-			time.Sleep(500 * time.Millisecond) // well past both timeouts
+			time.Sleep(time.Second) // well past both timeouts
 			id := tb.emitTest(t, store.EnvTest)
 			require.Contains(t, l.line(t, id), "-> 204 No Content")
 			require.Empty(t, l.errs.String(), "the stream was never lost")
