@@ -195,17 +195,14 @@ func (s *Service) checkDate(ctx context.Context, sc Scanner, dateID int64) error
 // move, the scan's row, and for an admitted entry the order's touch and
 // its ticket.checked_in event. ErrConflict means a scan under the same
 // idempotency key was recorded first; nothing of this one remains.
+//
+// An admitted entry, nearly every scan at a door, is three statements:
+// the move with the order's touch, the scan's row with its event, and the
+// event's delivery job.
 func (s *Service) record(ctx context.Context, sc Scanner, in *scan, key, fingerprint string, now time.Time) (*View, error) {
 	var v *View
 	err := s.DB.RunInTxNotifyAfter(ctx, func(ctx context.Context, tx bun.Tx) error {
-		t, err := store.DoorTicketByCode(ctx, tx, in.code)
-		if errors.Is(err, store.ErrNotFound) {
-			t, err = nil, nil
-		}
-		if err != nil {
-			return err
-		}
-		reason, err := s.decide(ctx, tx, sc, in, t, now)
+		t, reason, err := s.decide(ctx, tx, sc, in, now)
 		if err != nil {
 			return err
 		}
@@ -228,69 +225,72 @@ func (s *Service) record(ctx context.Context, sc Scanner, in *scan, key, fingerp
 				return err
 			}
 		}
-		if v.Admitted() && in.direction == store.CheckInEntry {
-			if err := s.emit(ctx, tx, t, v, now); err != nil {
-				return err
-			}
-		}
-		answer, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		row.Answer = string(answer)
 		if key != "" {
 			row.IdempotencyKey, row.Fingerprint = &key, &fingerprint
+		}
+		if v.Admitted() && in.direction == store.CheckInEntry {
+			return s.emit(ctx, tx, t, v, row)
+		}
+		if err := encode(row, v); err != nil {
+			return err
 		}
 		return store.InsertCheckIn(ctx, tx, row)
 	})
 	return v, err
 }
 
-// decide is the rule of the door, and the only place it is written: the
-// reason a scan of t (nil when no ticket has the code) is rejected, in
-// the spec's order, or "" once the ticket has moved in or out in tx. The
-// move is conditional on the inside state the scan expects; when another
-// transaction moved the ticket (or voided it) since it was read, the
-// ticket is read again, now as that transaction left it, and decided
-// again. t receives the ticket as it stands.
-func (s *Service) decide(ctx context.Context, tx bun.Tx, sc Scanner, in *scan, t *store.DoorTicket, now time.Time) (string, error) {
+// decide is the rule of the door: the ticket moves in or out (reason "")
+// or the scan is rejected for the first of the spec's reasons that holds
+// (reject). The move itself (store.MoveAtDoor) is conditional on exactly
+// what reject checks, so a scan that will be admitted, nearly all of
+// them, is one statement, and no concurrent scan or void can slip between
+// a check and the move. A scan that did not move its ticket reads it and
+// says why; if nothing in it forbids the move, another transaction
+// changed the ticket between the two statements, and the scan tries again.
+// t is nil only for unknown_code.
+func (s *Service) decide(ctx context.Context, tx bun.Tx, sc Scanner, in *scan, now time.Time) (*store.MovedTicket, string, error) {
+	m := store.DoorMove{Code: in.code, Environment: sc.Environment, EventID: sc.EventID, EventDateID: in.dateID,
+		Entry: in.direction == store.CheckInEntry, ScannedAt: in.scannedAt, Now: now}
 	for range moveAttempts {
-		switch {
-		case t == nil:
-			return UnknownCode, nil
-		case t.Environment != sc.Environment && sc.Environment == store.EnvTest:
-			// A test door never learns that a live code exists.
-			return UnknownCode, nil
-		case t.Environment != sc.Environment:
-			return TestTicket, nil
-		case t.EventID != sc.EventID:
-			return WrongEvent, nil
-		case t.EventDateID != in.dateID:
-			return WrongDate, nil
-		case t.Status == store.TicketVoid:
-			return Void, nil
-		case in.direction == store.CheckInEntry && t.Inside:
-			return AlreadyCheckedIn, nil
-		case in.direction == store.CheckInExit && !t.Inside:
-			return NotInside, nil
+		moved, err := store.MoveAtDoor(ctx, tx, m)
+		if err != nil || moved != nil {
+			return moved, "", err
 		}
-		var moved bool
-		var err error
-		if in.direction == store.CheckInEntry {
-			moved, err = store.AdmitTicket(ctx, tx, t.ID, in.scannedAt, now, &t.IssuedTicket)
-		} else {
-			moved, err = store.ReleaseTicket(ctx, tx, t.ID, now, &t.IssuedTicket)
+		t, err := store.DoorTicketByCode(ctx, tx, in.code)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, UnknownCode, nil
 		}
-		if err != nil || moved {
-			return "", err
-		}
-		fresh, err := store.DoorTicketByID(ctx, tx, t.ID)
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
-		*t = *fresh
+		if reason := reject(sc, in, t); reason != "" {
+			return &store.MovedTicket{DoorTicket: *t}, reason, nil
+		}
 	}
-	return "", fmt.Errorf("checkin: ticket %d kept changing under %d scans in a row", t.ID, moveAttempts)
+	return nil, "", fmt.Errorf("checkin: the ticket of a code kept changing under %d scans in a row", moveAttempts)
+}
+
+// reject is the reason a scan of t is rejected, in the spec's order, or
+// "" when it moves the ticket. store.MoveAtDoor's condition is its "".
+func reject(sc Scanner, in *scan, t *store.DoorTicket) string {
+	switch {
+	case t.Environment != sc.Environment && sc.Environment == store.EnvTest:
+		// A test door never learns that a live code exists.
+		return UnknownCode
+	case t.Environment != sc.Environment:
+		return TestTicket
+	case t.EventID != sc.EventID:
+		return WrongEvent
+	case t.EventDateID != in.dateID:
+		return WrongDate
+	case t.Status == store.TicketVoid:
+		return Void
+	case in.direction == store.CheckInEntry && t.Inside:
+		return AlreadyCheckedIn
+	case in.direction == store.CheckInExit && !t.Inside:
+		return NotInside
+	}
+	return ""
 }
 
 // standing returns the admission that stands of a ticket inside.
@@ -306,18 +306,27 @@ func standing(ctx context.Context, tx bun.Tx, ticketID int64) (*Previous, error)
 }
 
 // emit records ticket.checked_in for the app that sold t's order, with
-// the order's next sequence, and touches the order, in tx.
-func (s *Service) emit(ctx context.Context, tx bun.Tx, t *store.DoorTicket, v *View, now time.Time) error {
-	ref, seq, err := store.TouchOrder(ctx, tx, t.OrderID, now)
-	if err != nil {
+// the order's sequence the move took, and the scan's row, in tx.
+func (s *Service) emit(ctx context.Context, tx bun.Tx, t *store.MovedTicket, v *View, row *store.CheckIn) error {
+	if err := encode(row, v); err != nil {
 		return err
 	}
 	orderID := t.OrderID
-	_, err = s.Webhooks.Emit(ctx, tx, webhook.Event{
-		AppID: t.AppID, Environment: t.Environment, Type: webhook.TicketCheckedIn, OrderID: &orderID, Sequence: seq,
-		Data: map[string]any{"ticket": v.Ticket, "order_reference": ref, "check_in": v},
-	})
+	_, err := s.Webhooks.EmitWith(ctx, tx, webhook.Event{
+		AppID: t.AppID, Environment: t.Environment, Type: webhook.TicketCheckedIn, OrderID: &orderID, Sequence: t.Sequence,
+		Data: map[string]any{"ticket": v.Ticket, "order_reference": t.OrderReference, "check_in": v},
+	}, func(ev *store.WebhookEvent) error { return store.InsertCheckInWithEvent(ctx, tx, row, ev) })
 	return err
+}
+
+// encode saves the answer a scan gets in its row.
+func encode(row *store.CheckIn, v *View) error {
+	answer, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	row.Answer = string(answer)
+	return nil
 }
 
 // decode reads a recorded scan's answer.

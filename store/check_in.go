@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 )
 
 // Scan directions and results (spec/fulfilment.md section 4).
@@ -54,6 +55,21 @@ func (c *CheckIn) normalize() {
 // idempotency key.
 func InsertCheckIn(ctx context.Context, db bun.IDB, c *CheckIn) error {
 	_, err := db.NewInsert().Model(c).Returning("id").Exec(ctx)
+	return translate(err)
+}
+
+// InsertCheckInWithEvent records a scan and the webhook event it emits
+// (ticket.checked_in), in one statement on PostgreSQL, and sets the scan's
+// id. Errors: ErrConflict as InsertCheckIn, and then neither row exists.
+func InsertCheckInWithEvent(ctx context.Context, db bun.IDB, c *CheckIn, e *WebhookEvent) error {
+	if db.Dialect().Name() != dialect.PG {
+		// SQLite has no INSERT inside WITH.
+		if err := InsertWebhookEvent(ctx, db, e); err != nil {
+			return err
+		}
+		return InsertCheckIn(ctx, db, c)
+	}
+	_, err := db.NewInsert().With("event", db.NewInsert().Model(e)).Model(c).Returning("id").Exec(ctx)
 	return translate(err)
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 )
 
 // Issued ticket statuses (spec/fulfilment.md section 1).
@@ -148,12 +149,6 @@ func DoorTicketByCode(ctx context.Context, db bun.IDB, code string) (*DoorTicket
 	return doorTicket(ctx, db, "it.code = ?", code)
 }
 
-// DoorTicketByID returns the ticket with this row id and its order's
-// reference. Errors: ErrNotFound.
-func DoorTicketByID(ctx context.Context, db bun.IDB, id int64) (*DoorTicket, error) {
-	return doorTicket(ctx, db, "it.id = ?", id)
-}
-
 func doorTicket(ctx context.Context, db bun.IDB, where string, arg any) (*DoorTicket, error) {
 	t := new(DoorTicket)
 	if err := db.NewSelect().Model(t).ColumnExpr("it.*").ColumnExpr("o.reference AS order_reference").
@@ -176,39 +171,80 @@ func IssuedTicketsOfOrder(ctx context.Context, db bun.IDB, orderID int64) ([]Iss
 	return ts, nil
 }
 
-// AdmitTicket lets ticket id in, at (the scan's time), if it is neither
-// inside nor void, in one conditional update: of any number of concurrent
-// entry scans, on any number of instances, exactly one moves it. The
-// first admission makes it checked_in and sets its checked_in_at; later
-// ones keep both. It reports whether the ticket moved; t receives the
-// updated row.
-func AdmitTicket(ctx context.Context, db bun.IDB, id int64, at, now time.Time, t *IssuedTicket) (bool, error) {
-	return moveTicket(ctx, db.NewUpdate().Model(t).
-		Set("inside = ?", true).Set("status = ?", TicketCheckedIn).
-		Set("checked_in_at = COALESCE(checked_in_at, ?)", at).Set("updated_at = ?", now).
-		Where("id = ?", id).Where("NOT inside").Where("status <> ?", TicketVoid), t)
+// DoorMove is a scan that would move a ticket in (Entry) or out: the
+// code read, the scanner's environment and event, the date the door
+// scans for, when the scan happened (ScannedAt) and now.
+type DoorMove struct {
+	Code        string
+	Environment string
+	EventID     int64
+	EventDateID int64
+	Entry       bool
+	ScannedAt   time.Time
+	Now         time.Time
 }
 
-// ReleaseTicket lets ticket id out if it is inside and not void, in one
-// conditional update as AdmitTicket. It reports whether the ticket moved;
-// t receives the updated row.
-func ReleaseTicket(ctx context.Context, db bun.IDB, id int64, now time.Time, t *IssuedTicket) (bool, error) {
-	return moveTicket(ctx, db.NewUpdate().Model(t).
-		Set("inside = ?", false).Set("updated_at = ?", now).
-		Where("id = ?", id).Where("inside").Where("status <> ?", TicketVoid), t)
+// MovedTicket is a ticket a door move let in or out, as it now stands,
+// with its order's reference and, for an entry, the order's new webhook
+// sequence (TouchOrder's).
+type MovedTicket struct {
+	DoorTicket `bun:",extend"`
+	Sequence   int64 `bun:"event_sequence,scanonly"`
 }
 
-func moveTicket(ctx context.Context, q *bun.UpdateQuery, t *IssuedTicket) (bool, error) {
-	res, err := q.Returning("*").Exec(ctx)
-	if err != nil {
-		return false, translate(err)
+// MoveAtDoor moves the ticket with m's code in or out if, and only if,
+// the scan admits it: the ticket is of m's environment, event and date,
+// not void, and outside for an entry, inside for an exit. It is one
+// conditional update, so of any number of concurrent scans of a code, on
+// any number of instances, exactly one moves it. The first admission
+// makes the ticket checked_in and sets its checked_in_at; later ones keep
+// both. An entry also touches its order (TouchOrder), in the same
+// statement on PostgreSQL. It returns nil when nothing moved: the code is
+// unknown or the scan is to be rejected, and the caller reads the ticket
+// to say why.
+func MoveAtDoor(ctx context.Context, db bun.IDB, m DoorMove) (*MovedTicket, error) {
+	pg := db.Dialect().Name() == dialect.PG
+	where := "code = ? AND environment = ? AND event_id = ? AND event_date_id = ? AND status <> ?"
+	args := []any{m.Code, m.Environment, m.EventID, m.EventDateID, TicketVoid}
+	var q string
+	switch {
+	case !m.Entry:
+		q = "UPDATE issued_tickets SET inside = ?, updated_at = ? WHERE " + where + " AND inside RETURNING *, " + orderReference
+		args = append([]any{false, m.Now}, args...)
+	case pg:
+		q = `WITH moved AS (UPDATE issued_tickets SET inside = ?, status = ?, checked_in_at = COALESCE(checked_in_at, ?), updated_at = ?
+			WHERE ` + where + ` AND NOT inside RETURNING *),
+		touched AS (UPDATE orders SET event_sequence = event_sequence + 1, updated_at = ? FROM moved
+			WHERE orders.id = moved.order_id RETURNING orders.reference, orders.event_sequence)
+		SELECT moved.*, touched.reference AS order_reference, touched.event_sequence FROM moved, touched`
+		args = append(append([]any{true, TicketCheckedIn, m.ScannedAt, m.Now}, args...), m.Now)
+	default:
+		q = "UPDATE issued_tickets SET inside = ?, status = ?, checked_in_at = COALESCE(checked_in_at, ?), updated_at = ? WHERE " +
+			where + " AND NOT inside RETURNING *, " + orderReference
+		args = append([]any{true, TicketCheckedIn, m.ScannedAt, m.Now}, args...)
 	}
-	n, err := res.RowsAffected()
-	if n == 1 {
-		t.normalize()
+	var moved []MovedTicket
+	if err := db.NewRaw(q, args...).Scan(ctx, &moved); err != nil {
+		return nil, translate(err)
 	}
-	return n == 1, err
+	if len(moved) == 0 {
+		return nil, nil
+	}
+	t := &moved[0]
+	t.normalize()
+	if m.Entry && !pg {
+		ref, seq, err := TouchOrder(ctx, db, t.OrderID, m.Now)
+		if err != nil {
+			return nil, err
+		}
+		t.OrderReference, t.Sequence = ref, seq
+	}
+	return t, nil
 }
+
+// orderReference is a RETURNING column of an issued_tickets update: the
+// ticket's order's reference.
+const orderReference = "(SELECT reference FROM orders WHERE orders.id = issued_tickets.order_id) AS order_reference"
 
 // VoidTickets voids those of the tickets ids that are not void yet, with
 // reason (nil for none), and returns them, by position; a ticket inside

@@ -90,6 +90,14 @@ type body struct {
 // Emit records an event and schedules its delivery in tx, the transaction
 // of the change it reports. It returns the event id.
 func (s *Service) Emit(ctx context.Context, tx bun.Tx, e Event) (string, error) {
+	return s.EmitWith(ctx, tx, e, func(row *store.WebhookEvent) error { return store.InsertWebhookEvent(ctx, tx, row) })
+}
+
+// EmitWith is Emit for a change that writes its own row in the same
+// statement as the event's: insert writes the event's row, built here,
+// and whatever goes with it (store.InsertCheckIn). The delivery is
+// scheduled after it.
+func (s *Service) EmitWith(ctx context.Context, tx bun.Tx, e Event, insert func(*store.WebhookEvent) error) (string, error) {
 	now := s.Now().UTC()
 	id := newEventID()
 	payload, err := json.Marshal(body{ID: id, Type: e.Type, CreatedAt: now.Format(time.RFC3339),
@@ -99,7 +107,7 @@ func (s *Service) Emit(ctx context.Context, tx bun.Tx, e Event) (string, error) 
 	}
 	row := &store.WebhookEvent{ID: id, AppID: e.AppID, Environment: e.Environment, Type: e.Type,
 		OrderID: e.OrderID, Sequence: e.Sequence, Payload: string(payload), Status: store.WebhookPending, CreatedAt: now}
-	if err := store.InsertWebhookEvent(ctx, tx, row); err != nil {
+	if err := insert(row); err != nil {
 		return "", err
 	}
 	if err := s.Enqueue(ctx, tx, id, s.backlogged(e.AppID)); err != nil {
