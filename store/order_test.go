@@ -179,3 +179,39 @@ func TestPlausibleReference(t *testing.T) {
 		}
 	})
 }
+
+// TestInsertOrderItems: an order and its items are stored together (one
+// statement on PostgreSQL), and every item gets its own id, in the
+// items' order, and the order's id.
+func TestInsertOrderItems(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		c := storetest.MustCatalog(t, db, nil)
+		app := storetest.MustApp(t, db)
+		now := time.Now().UTC().Truncate(time.Second)
+		o := &store.Order{Reference: "ord_items_" + c.Event.Slug, AppID: app.ID, Environment: store.EnvTest,
+			Status: store.OrderPaid, EventID: c.Event.ID, EventDateID: c.Date.ID, Currency: c.Ticket.Currency,
+			TotalAmount: 6 * *c.Ticket.Price, CustomerName: "Ama Mensah", CustomerEmail: "ama@example.com",
+			SuccessURL: "https://shop.example/ok", CancelURL: "https://shop.example/cancel", CreatedAt: now, UpdatedAt: now}
+		items := []store.OrderItem{
+			{TicketID: c.Ticket.ID, Name: "first", Quantity: 1, UnitPrice: *c.Ticket.Price},
+			{TicketID: c.Ticket.ID, Name: "second", Quantity: 2, UnitPrice: *c.Ticket.Price},
+			{TicketID: c.Ticket.ID, Name: "third", Quantity: 3, UnitPrice: *c.Ticket.Price},
+		}
+		require.NoError(t, store.InsertOrder(ctx, db, o, items))
+		require.NotZero(t, o.ID)
+		stored, err := store.OrderItems(ctx, db, o.ID)
+		require.NoError(t, err)
+		require.Len(t, stored, 3)
+		byID := map[int64]store.OrderItem{}
+		for _, it := range stored {
+			byID[it.ID] = it
+		}
+		for _, it := range items {
+			require.Equal(t, o.ID, it.OrderID, "%s", it.Name)
+			require.Equal(t, it, byID[it.ID], "item %s has the id of its own row", it.Name)
+		}
+		require.Less(t, items[0].ID, items[1].ID)
+		require.Less(t, items[1].ID, items[2].ID)
+	})
+}
