@@ -41,7 +41,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -73,6 +72,9 @@ const (
 	targetPeakRSS       = 150_000_000 // bytes (150 MB)
 	// Issue 27: one commit per create and at most six statements.
 	targetCreateStatements = 6
+	// Issue 27: a catalog read served from the cache costs at most this
+	// many times the server CPU of a bare handler writing the same bytes.
+	targetCachedVsBare = 2.0
 )
 
 // The small GraphQL query: one event and its dates, over every event id.
@@ -112,8 +114,12 @@ func main() {
 		run = soakMain
 	case len(args) == 1 && args[0] == "door":
 		run = doorMain
+	case len(args) == 1 && args[0] == "drift":
+		run = driftMain
+	case len(args) == 1 && args[0] == "bare":
+		run = bareMain // startBaseline's process, not for people
 	case len(args) > 0:
-		fmt.Fprintln(os.Stderr, "usage: go run . [peers|soak|door]")
+		fmt.Fprintln(os.Stderr, "usage: go run . [peers|soak|door|drift]")
 		os.Exit(2)
 	}
 	if err := run(ctx); err != nil {
@@ -189,6 +195,7 @@ type result struct {
 	ab           map[string][]abRun     // by side name
 	pgb          []pgbenchRun
 	door         doorResult
+	drift        []driftRun
 	sale         saleResult
 	sync         syncResult
 	oversell     oversellResult
@@ -413,20 +420,22 @@ func benchMain(ctx context.Context) (err error) {
 		}
 		res.bodySizes[name] = n
 	}
-	bare, stopBare, err := startBaseline(eps[epEvents])
+	bare, bareSrv, err := startBaseline(ctx, eps[epEvents], binDir)
 	if err != nil {
 		return err
 	}
-	defer stopBare()
+	stopBare := sync.OnceValue(bareSrv.stop)
+	defer func() { _ = stopBare() }()
 	eps[epBaseline] = bare
 	res.bodySizes[epBaseline] = res.bodySizes[epEvents]
 
 	pid := srv.cmd.Process.Pid
 	measure := func(e endpoint, warm, measured func() stats) stats {
-		s := measureRun(pid, mainDB, warm, measured)
-		if e.name == "baseline" { // the bare handler runs in this process, not the server
-			s.serverCPU, s.pgCPU = 0, 0
+		if e.name != "baseline" {
+			return measureRun(pid, mainDB, warm, measured)
 		}
+		s := measureRun(bareSrv.cmd.Process.Pid, mainDB, warm, measured)
+		s.pgCPU = 0 // the bare handler reads nothing; the server's idle polling is not its
 		return s
 	}
 	// alive fails the benchmark when the server died under a run (a crash,
@@ -469,6 +478,19 @@ func benchMain(ctx context.Context) (err error) {
 			}
 			step("  %8.0f req/s  p50 %-9s p99 %-9s errors %d  VmHWM %s", s.rps, ms(s.p50), ms(s.p99), s.errors, mb(s.hwm))
 		}
+	}
+	done()
+
+	// New-text GraphQL, run after run on the same server: flat or growing?
+	done = res.begin("new-text GraphQL, ten runs")
+	step("new-text GraphQL: %d consecutive runs of %s on the rows' server", driftRuns, cfg.duration)
+	hwmBefore, err := srv.peakRSS()
+	if err != nil {
+		return err
+	}
+	res.drift = newTextDrift(cfg, pid, mainDB, eps[epGraphQLN])
+	if err := alive("the new-text runs"); err != nil {
+		return err
 	}
 	done()
 
@@ -529,10 +551,15 @@ func benchMain(ctx context.Context) (err error) {
 	if res.peakRSS, err = srv.peakRSS(); err != nil {
 		return err
 	}
+	// The new-text runs reset VmHWM: the run's peak is the larger of
+	// before them, during them and since.
+	res.peakRSS = max(res.peakRSS, hwmBefore, driftPeak(res.drift))
 	step("stopping the rows' server with SIGTERM")
 	res.stopErr = srv.stop()
 	srv = nil
-	stopBare()
+	if err := stopBare(); err != nil {
+		return err
+	}
 
 	// 5. The flash sale, on a fresh copy and server.
 	done = res.begin("flash sale")
@@ -760,31 +787,62 @@ func checkOnce(e endpoint) (int, error) {
 }
 
 // startBaseline serves the exact bytes and Content-Type of one answer of
-// like from a bare net/http handler in this process.
-func startBaseline(like endpoint) (endpoint, func(), error) {
+// like from a bare net/http handler in a process of its own (this
+// program, run as `bare`), so that its CPU per request is measured as the
+// server's is. binDir holds its bytes and its log.
+func startBaseline(ctx context.Context, like endpoint, binDir string) (endpoint, *server, error) {
 	code, body, h, err := do(like, 1)
 	if err != nil || code != http.StatusOK {
 		return endpoint{}, nil, fmt.Errorf("fetching the baseline bytes: %d %v", code, err)
 	}
-	ct := h.Get("Content-Type")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	file := filepath.Join(binDir, "bare-body")
+	if err := os.WriteFile(file, body, 0o644); err != nil {
+		return endpoint{}, nil, err
+	}
+	self, err := os.Executable()
 	if err != nil {
 		return endpoint{}, nil, err
 	}
-	length := strconv.Itoa(len(body))
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", ct)
-		w.Header().Set("Content-Length", length)
-		_, _ = w.Write(body)
-	}), ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	var once sync.Once
-	stop := func() { once.Do(func() { _ = srv.Close() }) }
-	url := "http://" + ln.Addr().String() + "/api/v1/events?per_page=100"
+	addr, err := freePort()
+	if err != nil {
+		return endpoint{}, nil, err
+	}
+	cmd := exec.Command(self, "bare")
+	cmd.Env = append(os.Environ(), "BENCH_BARE_ADDR="+addr, "BENCH_BARE_FILE="+file, "BENCH_BARE_TYPE="+h.Get("Content-Type"))
+	url := "http://" + addr + "/api/v1/events?per_page=100"
 	hdr := like.targetHeader()
-	return endpoint{name: "baseline", method: http.MethodGet, want: http.StatusOK, target: func(_ uint64, t *vegeta.Target) {
+	e := endpoint{name: "baseline", method: http.MethodGet, want: http.StatusOK, target: func(_ uint64, t *vegeta.Target) {
 		t.URL, t.Header = url, hdr
-	}}, stop, nil
+	}}
+	srv, err := startProcess(ctx, "bare net/http", cmd, "http://"+addr, filepath.Join(binDir, "bare.log"), 10*time.Second, func() bool {
+		code, err := checkOnce(e)
+		return err == nil && code > 0
+	})
+	return e, srv, err
+}
+
+// bareMain is the bare handler's process: the bytes of BENCH_BARE_FILE
+// with Content-Type BENCH_BARE_TYPE, on BENCH_BARE_ADDR, until SIGTERM.
+func bareMain(ctx context.Context) error {
+	body, err := os.ReadFile(os.Getenv("BENCH_BARE_FILE"))
+	if err != nil {
+		return err
+	}
+	ct, length := os.Getenv("BENCH_BARE_TYPE"), strconv.Itoa(len(body))
+	srv := &http.Server{Addr: os.Getenv("BENCH_BARE_ADDR"), ReadHeaderTimeout: 5 * time.Second,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", ct)
+			w.Header().Set("Content-Length", length)
+			_, _ = w.Write(body)
+		})}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }
 
 func (e endpoint) targetHeader() http.Header {

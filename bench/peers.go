@@ -365,7 +365,19 @@ type peerRow struct {
 	query   string
 	server  string // "Boxoffice" or "PostGraphile"
 	newText bool
-	s       stats
+	runs    series // one per round, in the order they ran
+}
+
+// add records a run of x's row.
+func (r *peersResult) add(x peerRow, s stats) {
+	for i := range r.rows {
+		if y := &r.rows[i]; y.name == x.name && y.server == x.server && y.newText == x.newText {
+			y.runs = append(y.runs, s)
+			return
+		}
+	}
+	x.runs = series{s}
+	r.rows = append(r.rows, x)
 }
 
 // peersResult is everything the peers report shows.
@@ -511,30 +523,9 @@ func peersMain(ctx context.Context) (err error) {
 	}
 
 	res.loadBefore = loadAvg()
-	for _, q := range res.queries {
-		for _, newText := range []bool{false, true} {
-			for _, side := range []struct {
-				name string
-				srv  *server
-				e    endpoint
-			}{{"Boxoffice", box, pick(newText, q.boxNew, q.box)}, {"PostGraphile", pgl, pick(newText, q.pglNew, q.pgl)}} {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				step("closed loop, %d workers, %s (+%s warm-up): %s, %s", cfg.concurrency, cfg.duration, cfg.warmup, side.name, side.e.name)
-				s := measureRun(side.srv.cmd.Process.Pid, peersDB,
-					func() stats { return closedLoop(side.e, cfg.concurrency, 0, cfg.warmup) },
-					func() stats { return closedLoop(side.e, cfg.concurrency, 0, cfg.duration) })
-				if gone, err := side.srv.gone(); gone {
-					return fmt.Errorf("%s exited during %s: %v (see %s)", side.srv.name, side.e.name, err, side.srv.logPath)
-				}
-				step("  %8.0f req/s  p50 %-9s p99 %-9s errors %d  server CPU %s/req  PostgreSQL CPU %s/req  VmHWM %s  other CPU %.0f%%",
-					s.rps, ms(s.p50), ms(s.p99), s.errors, ms(s.serverCPU), ms(s.pgCPU), mb(s.hwm), 100*s.otherCPU)
-				if s.errors > 0 {
-					step("  first error: %.300s", s.firstErr)
-				}
-				res.rows = append(res.rows, peerRow{name: side.e.name, query: q.label, server: side.name, newText: newText, s: s})
-			}
+	for r := range cfg.rounds {
+		if err := peersRound(ctx, cfg, res, box, pgl, r); err != nil {
+			return err
 		}
 	}
 	res.loadAfter = loadAvg()
@@ -558,6 +549,39 @@ func peersMain(ctx context.Context) (err error) {
 		return err
 	}
 	step("wrote the ratios into %s", results)
+	return nil
+}
+
+// peersRound is round r of the runs: every query and text against
+// Boxoffice and then PostGraphile, so each server's runs of a row are
+// interleaved with the other's (A/B/A/B over the rounds).
+func peersRound(ctx context.Context, cfg config, res *peersResult, box, pgl *server, r int) error {
+	for _, q := range res.queries {
+		for _, newText := range []bool{false, true} {
+			for _, side := range []struct {
+				name string
+				srv  *server
+				e    endpoint
+			}{{"Boxoffice", box, pick(newText, q.boxNew, q.box)}, {"PostGraphile", pgl, pick(newText, q.pglNew, q.pgl)}} {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				step("round %d/%d, closed loop, %d workers, %s (+%s warm-up): %s, %s", r+1, cfg.rounds, cfg.concurrency, cfg.duration, cfg.warmup, side.name, side.e.name)
+				s := measureRun(side.srv.cmd.Process.Pid, peersDB,
+					func() stats { return closedLoop(side.e, cfg.concurrency, 0, cfg.warmup) },
+					func() stats { return closedLoop(side.e, cfg.concurrency, 0, cfg.duration) })
+				if gone, err := side.srv.gone(); gone {
+					return fmt.Errorf("%s exited during %s: %v (see %s)", side.srv.name, side.e.name, err, side.srv.logPath)
+				}
+				step("  %8.0f req/s  p50 %-9s p99 %-9s errors %d  server CPU %s/req  PostgreSQL CPU %s/req  VmHWM %s  other CPU %.0f%%",
+					s.rps, ms(s.p50), ms(s.p99), s.errors, ms(s.serverCPU), ms(s.pgCPU), mb(s.hwm), 100*s.otherCPU)
+				if s.errors > 0 {
+					step("  first error: %.300s", s.firstErr)
+				}
+				res.add(peerRow{name: side.e.name, query: q.label, server: side.name, newText: newText}, s)
+			}
+		}
+	}
 	return nil
 }
 

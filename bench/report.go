@@ -67,6 +67,7 @@ func (r *result) markdown() string {
 
 	r.writeAB(&b)
 	r.writeRows(&b)
+	writeDrift(&b, r.cfg, r.drift)
 	r.writeDoor(&b)
 	r.writeSale(&b)
 	r.writeSync(&b)
@@ -256,9 +257,9 @@ func (r *result) writeRows(b *strings.Builder) {
 		if name != epBaseline && base > 0 && rps > 0 {
 			vs = fmt.Sprintf("%.3f× (1/%.0f)", rps/base, base/rps)
 		}
-		srvCPU, pgCPU := "—", "—"
+		srvCPU, pgCPU := s.srvCPU().format(fmtMS), "—"
 		if name != epBaseline {
-			srvCPU, pgCPU = s.srvCPU().format(fmtMS), s.pgCPU().format(fmtMS)
+			pgCPU = s.pgCPU().format(fmtMS)
 		}
 		cr, counted := r.statements[name]
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s |\n", esc(name), s.rps().format(fmtRate),
@@ -366,6 +367,15 @@ func (r *result) writeTargets(b *strings.Builder) {
 			fmt.Sprintf("p99 %s at %s requests/s achieved", op.p99().format(fmtMS), op.rps().format(fmtRate)),
 			msf(targetCatalogP99) >= op.p99().med && noErr(op) && op.rps().med >= 0.98*targetCatalogRPS)
 	}
+	ev, bare := r.closed[epEvents], r.closed[epBaseline]
+	vsBare := ratio(ev.srvCPU().med, bare.srvCPU().med)
+	row(fmt.Sprintf("%s (cached bytes): server CPU ≤ %.0f× the bare handler's", epEvents, targetCachedVsBare),
+		fmt.Sprintf("%.2f× (%s against %s per request)", vsBare, ev.srvCPU().format(fmtMS), bare.srvCPU().format(fmtMS)),
+		bare.srvCPU().med > 0 && vsBare <= targetCachedVsBare && noErr(ev))
+	if cr, ok := r.statements[epEvents]; ok {
+		row(fmt.Sprintf("%s from the cache: no SQL statement", epEvents),
+			fmt.Sprintf("%d statements, repeated at once (first read of a page: %d)", cr.repeated.exec, cr.summary.exec), cr.repeated.exec == 0)
+	}
 	g, gn := r.closed[epGraphQL], r.closed[epGraphQLN]
 	row(fmt.Sprintf("nested GraphQL (50 events), response-cache row ≥ %d requests/s", targetGraphQLRPS), g.rps().format(fmtRate)+" requests/s",
 		g.rps().med >= targetGraphQLRPS && noErr(g))
@@ -373,6 +383,11 @@ func (r *result) writeTargets(b *strings.Builder) {
 		gn.rps().med >= targetGraphQLNewRPS && noErr(gn))
 	row(fmt.Sprintf("the same, server CPU per request ≤ %s", ms(targetGraphQLNewCPU)), gn.srvCPU().format(fmtMS),
 		gn.srvCPU().med > 0 && gn.srvCPU().med <= msf(targetGraphQLNewCPU))
+
+	row(fmt.Sprintf("the same over %d consecutive runs of one server: CPU per request within %.0f%% of the first run's", driftRuns, 100*(driftGrowth-1)),
+		fmt.Sprintf("largest run %.2f× the first", driftGrowthOf(r.drift)),
+		len(r.drift) == driftRuns && driftGrowthOf(r.drift) <= driftGrowth && driftErrors(r.drift) == 0)
+	row("the same runs: peak RSS ≤ 150 MB in every run", mb(driftPeak(r.drift)), len(r.drift) == driftRuns && driftPeak(r.drift) <= targetPeakRSS)
 
 	cur, base := runsSeries(r.ab["current"]), runsSeries(r.ab["baseline"])
 	row(fmt.Sprintf("hot-ticket live creates ≥ %d/s", targetCheckoutRPS), cur.rps().format(fmtRate)+" creates/s", cur.rps().med >= targetCheckoutRPS && noErr(cur))

@@ -1,0 +1,174 @@
+package main
+
+// drift.go: does new-text GraphQL stay fast as a server runs? Ten
+// consecutive runs of the new-text nested query on one server, each run's
+// server CPU per request and peak RSS (issue 27, item 3).
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Issue 27: across the runs, CPU per request within 20% of the first
+// run's, and the server's resident set never above targetPeakRSS.
+const (
+	driftRuns   = 10
+	driftGrowth = 1.2
+)
+
+// driftRun is one run of the series.
+type driftRun struct {
+	s       stats
+	peakRSS int64 // VmHWM of this run alone (reset before it)
+}
+
+// newTextDrift runs the new-text query driftRuns times back to back on the
+// server pid, with no warm-up between runs: the server keeps its caches,
+// its collector's pacing and its heap from one run to the next.
+func newTextDrift(cfg config, pid int, db string, e endpoint) []driftRun {
+	var runs []driftRun
+	for i := range driftRuns {
+		runs = append(runs, newTextDriftRun(cfg, pid, db, e, i))
+	}
+	return runs
+}
+
+// newTextDriftRun is run i of the series.
+func newTextDriftRun(cfg config, pid int, db string, e endpoint, i int) driftRun {
+	resetPeakRSS(pid)
+	s := measureRun(pid, db, func() stats { return stats{} }, func() stats {
+		return closedLoop(e, cfg.concurrency, 0, cfg.duration)
+	})
+	step("  run %2d/%d: %6.0f req/s  server CPU %s/req  peak RSS %s  errors %d", i+1, driftRuns, s.rps, ms(s.serverCPU), mb(s.hwm), s.errors)
+	return driftRun{s: s, peakRSS: s.hwm}
+}
+
+// resetPeakRSS resets the process's VmHWM to its current resident set
+// (Linux: 5 written to /proc/PID/clear_refs), so the next reading is the
+// peak since now. Where that is not allowed the reading stays the
+// process's peak so far, which can only overstate.
+func resetPeakRSS(pid int) {
+	_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
+}
+
+// driftGrowthOf is the largest run's server CPU per request over the
+// first's.
+func driftGrowthOf(runs []driftRun) float64 {
+	if len(runs) == 0 || runs[0].s.serverCPU <= 0 {
+		return 0
+	}
+	var worst time.Duration
+	for _, r := range runs {
+		worst = max(worst, r.s.serverCPU)
+	}
+	return float64(worst) / float64(runs[0].s.serverCPU)
+}
+
+func driftPeak(runs []driftRun) int64 {
+	var p int64
+	for _, r := range runs {
+		p = max(p, r.peakRSS)
+	}
+	return p
+}
+
+func driftErrors(runs []driftRun) int {
+	n := 0
+	for _, r := range runs {
+		n += r.s.errors
+	}
+	return n
+}
+
+// writeDrift writes the series.
+func writeDrift(b *strings.Builder, c config, runs []driftRun) {
+	fmt.Fprintf(b, "\n## New-text GraphQL as the server runs (%d consecutive runs)\n\n", len(runs))
+	fmt.Fprintf(b, "The new-text nested query (the row above), %d runs of %s back to back with %d closed-loop workers on the rows' "+
+		"server, with no pause or warm-up between them: does its CPU per request or its memory grow as the server runs? "+
+		"Peak RSS is each run's own: VmHWM, reset before the run (`/proc/PID/clear_refs`).\n\n", len(runs), c.duration, c.concurrency)
+	b.WriteString("| run | requests/s | p50 | p99 | server CPU/req | vs run 1 | peak RSS | errors |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for i, r := range runs {
+		fmt.Fprintf(b, "| %d | %.0f | %s | %s | %s | %.2f× | %s | %d |\n", i+1, r.s.rps, ms(r.s.p50), ms(r.s.p99), ms(r.s.serverCPU),
+			float64(r.s.serverCPU)/float64(max(runs[0].s.serverCPU, 1)), mb(r.peakRSS), r.s.errors)
+	}
+}
+
+const driftDB = "boxoffice_drift"
+
+// driftMain is `go run . drift`: the new-text series alone, on a fresh
+// server, for working on GraphQL without the whole bench. BENCH_PROFILE=
+// FILE also writes CPU profiles of the first and the last run
+// (FILE.first, FILE.last) from the server's admin listener.
+func driftMain(ctx context.Context) (err error) {
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	bin, dbURL, drop, err := prepareRun(ctx, cfg.dir, cfg.root, cfg.adminURL, driftDB, cfg.keepDB)
+	if err != nil {
+		return err
+	}
+	defer joinErr(&err, drop)
+	binDir := filepath.Dir(bin)
+	sd, err := seedAnalyzed(ctx, bin, binDir, dbURL)
+	if err != nil {
+		return err
+	}
+	addr, err := freePort()
+	if err != nil {
+		return err
+	}
+	admin, err := freePort()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(serverEnv(dbURL, addr), "ADMIN_ADDR="+admin)
+	base := "http://" + addr
+	eps := endpoints(base, sd)
+	srv, err := startProcess(ctx, "boxoffice serve", cmd, base, filepath.Join(binDir, "server-drift.log"), 60*time.Second, func() bool {
+		_, err := checkOnce(eps[epEvents])
+		return err == nil
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = srv.stop() }()
+	if _, err := checkOnce(eps[epGraphQLN]); err != nil {
+		return err
+	}
+	prof := func(suffix string) chan error {
+		path := os.Getenv("BENCH_PROFILE")
+		if path == "" {
+			return nil
+		}
+		ch := make(chan error, 1)
+		go func() { ch <- fetchProfile("http://"+admin, path+"."+suffix, 0, cfg.duration-time.Second) }()
+		return ch
+	}
+	step("new-text GraphQL: %d consecutive runs of %s on one server", driftRuns, cfg.duration)
+	pid := srv.cmd.Process.Pid
+	var runs []driftRun
+	for i := range driftRuns {
+		var ch chan error
+		switch i {
+		case 0:
+			ch = prof("first")
+		case driftRuns - 1:
+			ch = prof("last")
+		}
+		runs = append(runs, newTextDriftRun(cfg, pid, driftDB, eps[epGraphQLN], i))
+		if ch != nil {
+			if err := <-ch; err != nil {
+				step("profile: %v", err)
+			}
+		}
+	}
+	step("largest run's CPU per request %.2f× the first's; peak RSS %s; errors %d", driftGrowthOf(runs), mb(driftPeak(runs)), driftErrors(runs))
+	return nil
+}
