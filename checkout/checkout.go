@@ -438,16 +438,14 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, a *attempt)
 	if c.Live() && !k.free() && inTx != nil {
 		// The flash-sale path: held stock and an in-database payment,
 		// written with the other creates of these tickets (groupCommit).
-		var sess *Session
-		err := batchesOf(s.DB).Do(ctx, s.DB, lineKey(req), func(ctx context.Context, tx bun.Tx) error {
-			var err error
-			sess, err = s.writeHeld(ctx, tx, inTx, req, k, order, items, a, now)
-			return err
+		j := &heldJob{req: req, k: k, order: order, items: items, a: a, now: now}
+		err := batchesOf(s.DB).Do(ctx, lineKey(req), j, func(ctx context.Context, jobs []*heldJob) []error {
+			return s.writeHeldBatch(ctx, inTx, jobs)
 		})
 		if err != nil {
 			return nil, err
 		}
-		return sess, nil
+		return j.sess, nil
 	}
 
 	// The rows every checkout of a ticket contends for (its stock, and for
@@ -520,15 +518,25 @@ func (s *Service) writeHeld(ctx context.Context, tx bun.Tx, p payments.InTx, req
 		}
 		held = append(held, id)
 	}
+	sess, err := s.writeOrder(ctx, tx, p, req, k, order, items, a)
+	if err != nil && refusal(err) {
+		return nil, undo(err)
+	}
+	return sess, err
+}
+
+// writeOrder writes a live paid create's payment, its answer for its
+// idempotency key and its order, in tx, and returns its answer; the stock
+// is the caller's. Errors: payment_gateway_unavailable and
+// idempotency.ErrTaken, which leave tx usable, and the database's.
+func (s *Service) writeOrder(ctx context.Context, tx bun.Tx, p payments.InTx, req *request, k *cart, order *store.Order,
+	items []store.OrderItem, a *attempt) (*Session, error) {
 	if err := s.createPaymentTx(ctx, tx, p, k, req, order); err != nil {
 		return nil, err
 	}
 	sess := s.session(order)
 	body, _ := json.Marshal(outcome{Session: sess, Currency: sess.Currency})
 	if err := s.save(ctx, tx, a, body); err != nil {
-		if errors.Is(err, idempotency.ErrTaken) {
-			return nil, undo(err)
-		}
 		return nil, err
 	}
 	if err := store.InsertOrder(ctx, tx, order, items); err != nil {

@@ -1,35 +1,134 @@
 package checkout
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/idempotency"
+	"github.com/boxoffice/boxoffice/payments"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/uptrace/bun"
 )
 
-// Live paid creates of the same tickets are written in one transaction
-// (store.GroupCommit). In a flash sale every create updates one ticket
-// row, and a row lock is held until the transaction's commit is flushed to
-// disk: one order per transaction would sell at most one order per WAL
-// flush, however fast the statements. Each create's writes are its own
-// (see Service.writeHeld): a refusal (sold_out, a key that has an answer)
-// undoes the little it did and leaves the others alone.
+// Live paid creates of the same tickets are written together
+// (store.GroupCommit): in a flash sale every create updates one ticket
+// row, and a row lock is held until the transaction's commit is flushed
+// to disk, so one order per transaction would sell at most one order per
+// WAL flush, however fast the statements. A batch writes every create's
+// payment, answer and order first and then takes the stock of them all
+// with one conditional UPDATE per ticket, just before its commit, so the
+// row is locked only for that statement and the commit; several batches
+// (heldWriters) write their orders at once and queue only there. When
+// the batch together wants more than is left, it is rolled back and
+// written again create by create, each taking its stock first
+// (writeHeld), so that exactly those that fit are sold and the others
+// get sold_out.
 //
 // Creates are grouped by the set of tickets they hold (lineKey), and each
-// takes its rows in id order, so batches of different carts cannot
-// deadlock.
+// batch takes its rows in id order, so batches cannot deadlock.
+
+// heldWriters is how many batches of one set of tickets are written at
+// once. The server's pool keeps 8 connections; a sale of one ticket uses
+// up to this many of them.
+const heldWriters = 2
 
 // groupCommits are the batches of each database handle: services are
 // plain values (tests copy them), so the batches cannot live in one.
-var groupCommits sync.Map // *store.DB → *store.GroupCommit
+var groupCommits sync.Map // *store.DB → *store.GroupCommit[*heldJob]
 
-func batchesOf(db *store.DB) *store.GroupCommit {
-	g, _ := groupCommits.LoadOrStore(db, &store.GroupCommit{Refusal: refusal})
-	return g.(*store.GroupCommit)
+func batchesOf(db *store.DB) *store.GroupCommit[*heldJob] {
+	g, _ := groupCommits.LoadOrStore(db, &store.GroupCommit[*heldJob]{Writers: heldWriters})
+	return g.(*store.GroupCommit[*heldJob])
+}
+
+// heldJob is one live paid create of a batch; sess is its answer once
+// written.
+type heldJob struct {
+	req   *request
+	k     *cart
+	order *store.Order
+	items []store.OrderItem
+	a     *attempt
+	now   time.Time
+	sess  *Session
+}
+
+// errShort ends a batch whose creates together want more than is left.
+var errShort = errors.New("checkout: the batch wants more than is left")
+
+// writeHeldBatch writes a batch of creates of the same tickets and
+// returns each one's outcome: nil, a refusal of its own (sold_out, its
+// key already having an answer), or the error that failed the batch.
+func (s *Service) writeHeldBatch(ctx context.Context, p payments.InTx, jobs []*heldJob) []error {
+	errs := make([]error, len(jobs))
+	err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		clear(errs)
+		return s.writeTogether(ctx, tx, p, jobs, errs)
+	})
+	if errors.Is(err, errShort) {
+		err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			clear(errs)
+			for i, j := range jobs {
+				j.order.ID = 0 // the first pass's ids were rolled back with it
+				for n := range j.items {
+					j.items[n].ID = 0
+				}
+				j.sess, errs[i] = s.writeHeld(ctx, tx, p, j.req, j.k, j.order, j.items, j.a, j.now)
+				if errs[i] != nil && !refusal(errs[i]) {
+					return errs[i]
+				}
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+	}
+	return errs
+}
+
+// writeTogether writes every create of a batch, then takes their stock
+// together: one conditional UPDATE per ticket, in id order.
+// Errors: errShort when the stock does not cover them all.
+func (s *Service) writeTogether(ctx context.Context, tx bun.Tx, p payments.InTx, jobs []*heldJob, errs []error) error {
+	var (
+		total = map[int64]int64{}
+		ids   []int64
+		now   time.Time
+	)
+	for i, j := range jobs {
+		sess, err := s.writeOrder(ctx, tx, p, j.req, j.k, j.order, j.items, j.a)
+		if err != nil {
+			if !refusal(err) {
+				return err
+			}
+			errs[i] = err
+			continue
+		}
+		j.sess = sess
+		qty, lineIDs := lockOrder(j.req)
+		for id, n := range qty {
+			total[id] += n
+		}
+		ids, now = lineIDs, j.now
+	}
+	for _, id := range ids {
+		ok, err := store.HoldStock(ctx, tx, id, total[id], false, now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errShort
+		}
+	}
+	return nil
 }
 
 // refusal reports whether err is a create's own answer, which leaves its

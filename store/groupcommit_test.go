@@ -3,119 +3,75 @@ package store_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/store"
-	"github.com/boxoffice/boxoffice/store/storetest"
 	"github.com/stretchr/testify/require"
-	"github.com/uptrace/bun"
 )
 
-// waitJobs waits until the open batch of key has n writers.
-func waitJobs(t *testing.T, g *store.GroupCommit, key string, n int) {
+// waitJobs waits until the open batch of key has n callers.
+func waitJobs(t *testing.T, g *store.GroupCommit[int], key string, n int) {
 	t.Helper()
 	require.Eventually(t, func() bool { return g.Waiting(key) == n }, 10*time.Second, time.Millisecond)
 }
 
-// TestGroupCommit: writers that arrive while a batch of their key is
-// being written go together in the next transaction; a refusal in it
-// leaves the others committed; any other error fails the whole batch and
-// commits nothing of it; a batch of another key does not wait.
+// TestGroupCommit: callers that arrive while every writer of their key is
+// busy go together in the next batch, written by one call with all their
+// jobs in the order they came, and each gets its own outcome; up to
+// Writers batches of a key are written at once; another key does not
+// wait; an idle line is dropped.
 func TestGroupCommit(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		ctx := context.Background()
-		_, err := db.ExecContext(ctx, `CREATE TABLE gc_rows (job INTEGER NOT NULL)`)
-		require.NoError(t, err)
-		count := func() int {
-			n, err := db.NewSelect().Table("gc_rows").Count(ctx)
-			require.NoError(t, err)
-			return int(n)
+	ctx := context.Background()
+	g := &store.GroupCommit[int]{Writers: 2}
+	var mu sync.Mutex
+	var batches [][]int
+	gates := map[int]chan struct{}{0: make(chan struct{}), 1: make(chan struct{})}
+	started := make(chan int, 10)
+	write := func(ctx context.Context, jobs []int) []error {
+		mu.Lock()
+		batches = append(batches, slices.Clone(jobs))
+		mu.Unlock()
+		started <- jobs[0]
+		if gate, ok := gates[jobs[0]]; ok {
+			<-gate
 		}
-		g := &store.GroupCommit{Refusal: func(err error) bool { return apperr.CodeOf(err) == apperr.SoldOut }}
-		insert := func(job int) func(ctx context.Context, tx bun.Tx) error {
-			return func(ctx context.Context, tx bun.Tx) error {
-				_, err := tx.ExecContext(ctx, `INSERT INTO gc_rows (job) VALUES (?)`, job)
-				return err
+		errs := make([]error, len(jobs))
+		for i, j := range jobs {
+			if j%2 == 1 && j > 1 {
+				errs[i] = errors.New("odd")
 			}
 		}
+		return errs
+	}
+	errs := make([]error, 7)
+	var wg sync.WaitGroup
+	// Jobs 0 and 1 each take a writer and hold it.
+	for i := range 2 {
+		wg.Go(func() { errs[i] = g.Do(ctx, "7", i, write) })
+		require.Equal(t, i, <-started)
+	}
+	// Both writers busy: 2 to 5 gather in one batch.
+	for i := 2; i <= 5; i++ {
+		wg.Go(func() { errs[i] = g.Do(ctx, "7", i, write) })
+		waitJobs(t, g, "7", i-1)
+	}
+	// Another key has writers of its own.
+	require.NoError(t, g.Do(ctx, "8", 6, write))
+	require.Equal(t, 6, <-started)
+	close(gates[0])
+	require.Equal(t, 2, <-started, "the batch starts once a writer is free")
+	close(gates[1])
+	wg.Wait()
 
-		// The first create's batch blocks until four more have gathered.
-		release := make(chan struct{})
-		var mu sync.Mutex
-		txs := map[int]bun.Tx{}
-		record := func(job int, then func(ctx context.Context, tx bun.Tx) error) func(ctx context.Context, tx bun.Tx) error {
-			return func(ctx context.Context, tx bun.Tx) error {
-				mu.Lock()
-				txs[job] = tx
-				mu.Unlock()
-				return then(ctx, tx)
-			}
-		}
-		errs := make([]error, 6)
-		var wg sync.WaitGroup
-		wg.Go(func() {
-			errs[0] = g.Do(ctx, db, "7", record(0, func(ctx context.Context, tx bun.Tx) error {
-				<-release
-				return insert(0)(ctx, tx)
-			}))
-		})
-		require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return txs[0] != (bun.Tx{}) }, 10*time.Second, time.Millisecond)
-		for i := 1; i <= 4; i++ {
-			wg.Go(func() {
-				write := record(i, insert(i))
-				if i == 2 {
-					write = record(i, func(ctx context.Context, tx bun.Tx) error {
-						return apperr.New(apperr.SoldOut, "Ticket 7 does not have enough tickets left.")
-					})
-				}
-				errs[i] = g.Do(ctx, db, "7", write)
-			})
-			waitJobs(t, g, "7", i)
-		}
-		// Another set of tickets has a line of its own and does not wait
-		// (on PostgreSQL: SQLite has one writer at a time anyway).
-		if db.Postgres() {
-			require.NoError(t, g.Do(ctx, db, "8", insert(5)))
-		}
-		close(release)
-		if !db.Postgres() {
-			require.NoError(t, g.Do(ctx, db, "8", insert(5)))
-		}
-		wg.Wait()
-		require.NoError(t, errs[0])
-		require.NoError(t, errs[1])
-		require.Equal(t, apperr.SoldOut, apperr.CodeOf(errs[2]))
-		require.NoError(t, errs[3])
-		require.NoError(t, errs[4])
-		require.Equal(t, 5, count(), "jobs 0, 1, 3, 4 and the other line's")
-		require.Equal(t, txs[1], txs[4], "the four that waited share one transaction")
-		require.Equal(t, txs[1], txs[3])
-		require.NotEqual(t, txs[0], txs[1])
-
-		// An error that is not a refusal fails its whole batch.
-		release = make(chan struct{})
-		clear(txs)
-		boom := errors.New("disk on fire")
-		wg.Go(func() {
-			errs[0] = g.Do(ctx, db, "7", record(0, func(ctx context.Context, tx bun.Tx) error {
-				<-release
-				return insert(10)(ctx, tx)
-			}))
-		})
-		require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return txs[0] != (bun.Tx{}) }, 10*time.Second, time.Millisecond)
-		wg.Go(func() { errs[1] = g.Do(ctx, db, "7", insert(11)) })
-		waitJobs(t, g, "7", 1)
-		wg.Go(func() { errs[2] = g.Do(ctx, db, "7", func(context.Context, bun.Tx) error { return boom }) })
-		waitJobs(t, g, "7", 2)
-		close(release)
-		wg.Wait()
-		require.NoError(t, errs[0])
-		require.ErrorIs(t, errs[1], boom)
-		require.ErrorIs(t, errs[2], boom)
-		require.Equal(t, 6, count(), "the failed batch left nothing")
-		require.Zero(t, g.Lines(), "idle lines are dropped")
-	})
+	require.Equal(t, [][]int{{0}, {1}, {6}, {2, 3, 4, 5}}, batches)
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+	require.NoError(t, errs[2])
+	require.EqualError(t, errs[3], "odd")
+	require.NoError(t, errs[4])
+	require.EqualError(t, errs[5], "odd")
+	require.Zero(t, g.Lines(), "idle lines are dropped")
 }
