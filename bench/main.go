@@ -114,12 +114,14 @@ func main() {
 		run = soakMain
 	case len(args) == 1 && args[0] == "door":
 		run = doorMain
+	case len(args) == 1 && args[0] == "sale":
+		run = saleMain
 	case len(args) == 1 && args[0] == "drift":
 		run = driftMain
 	case len(args) == 1 && args[0] == "bare":
 		run = bareMain // startBaseline's process, not for people
 	case len(args) > 0:
-		fmt.Fprintln(os.Stderr, "usage: go run . [peers|soak|door|drift]")
+		fmt.Fprintln(os.Stderr, "usage: go run . [peers|soak|door|drift|sale]")
 		os.Exit(2)
 	}
 	if err := run(ctx); err != nil {

@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -130,4 +131,42 @@ func (r saleResult) maxPGCPU() time.Duration {
 		m = max(m, w.pgCPU)
 	}
 	return m
+}
+
+// saleMain is `go run . sale`: the flash sale alone (BENCH_SALE_DURATION,
+// its windows and its table statistics), on the current tree, for working
+// on the hot ticket without the whole bench.
+func saleMain(ctx context.Context) (err error) {
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	binDir := filepath.Join(cfg.dir, ".bin")
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		return err
+	}
+	bin := filepath.Join(binDir, "boxoffice")
+	step("building %s (the current tree)", bin)
+	if err := buildBinary(ctx, cfg.root, bin); err != nil {
+		return err
+	}
+	cur := &side{name: "current", label: "current tree", bin: bin, template: cfg.db + "_tpl_sale"}
+	defer joinErr(&err, func() error { return dropBenchDB(context.Background(), cfg.adminURL, cur.template) })
+	catalogPath, err := writeCatalog(binDir, time.Now())
+	if err != nil {
+		return err
+	}
+	if err := prepareSide(ctx, cfg, cur, catalogPath); err != nil {
+		return err
+	}
+	step("flash sale: %s of hot-ticket live creates, %d workers, on a fresh database and server", cfg.saleDuration, cfg.concurrency)
+	res, err := flashSale(ctx, cfg, cur, cfg.db+"_sale")
+	if err != nil {
+		return err
+	}
+	step("stock: %s", res.stock.String())
+	for _, t := range res.tables {
+		step("%+v", t)
+	}
+	return nil
 }
