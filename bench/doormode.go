@@ -11,8 +11,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"time"
 )
@@ -24,41 +22,19 @@ func doorMain(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	bin, dbURL, drop, err := prepareRun(ctx, cfg.dir, cfg.root, cfg.adminURL, doorDB, cfg.keepDB)
+	m, drop, err := startModeServer(ctx, cfg, doorDB, "door")
 	if err != nil {
 		return err
 	}
 	defer joinErr(&err, drop)
-	binDir := filepath.Dir(bin)
-	sd, err := seedAnalyzed(ctx, bin, binDir, dbURL)
-	if err != nil {
-		return err
-	}
-	addr, err := freePort()
-	if err != nil {
-		return err
-	}
-	admin, err := freePort()
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(serverEnv(dbURL, addr), "ADMIN_ADDR="+admin)
-	base := "http://" + addr
-	srv, err := startProcess(ctx, "boxoffice serve", cmd, base, filepath.Join(binDir, "server-door.log"), 60*time.Second, func() bool {
-		_, err := checkOnce(endpoints(base, sd)[epEvents])
-		return err == nil
-	})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = srv.stop() }()
+	defer func() { _ = m.stop() }()
+	base, admin, sd := m.base, m.admin, m.sd
 	step("door: a test scanner key for %s and %d test tickets from free test carts", refDoorEvent, doorTickets)
-	door, err := makeDoorCodes(ctx, bin, dbURL, base, sd)
+	door, err := makeDoorCodes(ctx, m.bin, m.dbURL, base, sd)
 	if err != nil {
 		return err
 	}
-	if err := adminExec(ctx, dbURL, "VACUUM ANALYZE"); err != nil {
+	if err := adminExec(ctx, m.dbURL, "VACUUM ANALYZE"); err != nil {
 		return err
 	}
 	scan := door.endpoint(base)
@@ -73,7 +49,7 @@ func doorMain(ctx context.Context) (err error) {
 			return fmt.Errorf("BENCH_DOOR_CHECKOUT_RATE %q is not a rate", v)
 		}
 	}
-	pid := srv.cmd.Process.Pid
+	pid := m.cmd.Process.Pid
 	for r := range cfg.rounds {
 		for _, open := range []bool{false, true} {
 			if ctx.Err() != nil {

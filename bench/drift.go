@@ -8,8 +8,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -109,36 +107,13 @@ func driftMain(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	bin, dbURL, drop, err := prepareRun(ctx, cfg.dir, cfg.root, cfg.adminURL, driftDB, cfg.keepDB)
+	m, drop, err := startModeServer(ctx, cfg, driftDB, "drift")
 	if err != nil {
 		return err
 	}
 	defer joinErr(&err, drop)
-	binDir := filepath.Dir(bin)
-	sd, err := seedAnalyzed(ctx, bin, binDir, dbURL)
-	if err != nil {
-		return err
-	}
-	addr, err := freePort()
-	if err != nil {
-		return err
-	}
-	admin, err := freePort()
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(serverEnv(dbURL, addr), "ADMIN_ADDR="+admin)
-	base := "http://" + addr
-	eps := endpoints(base, sd)
-	srv, err := startProcess(ctx, "boxoffice serve", cmd, base, filepath.Join(binDir, "server-drift.log"), 60*time.Second, func() bool {
-		_, err := checkOnce(eps[epEvents])
-		return err == nil
-	})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = srv.stop() }()
+	defer func() { _ = m.stop() }()
+	admin, eps := m.admin, endpoints(m.base, m.sd)
 	if _, err := checkOnce(eps[epGraphQLN]); err != nil {
 		return err
 	}
@@ -152,7 +127,7 @@ func driftMain(ctx context.Context) (err error) {
 		return ch
 	}
 	step("new-text GraphQL: %d consecutive runs of %s on one server", driftRuns, cfg.duration)
-	pid := srv.cmd.Process.Pid
+	pid := m.cmd.Process.Pid
 	var runs []driftRun
 	for i := range driftRuns {
 		var ch chan error

@@ -511,3 +511,52 @@ func (s *server) stop() error {
 		return fmt.Errorf("%s did not stop within 30s of SIGTERM; killed", s.name)
 	}
 }
+
+// modeServer is the server of a `go run . MODE` run (door, drift): the
+// binary, a seeded and analyzed database of the mode's own, and `boxoffice
+// serve` on it with an admin listener, for profiles.
+type modeServer struct {
+	*server
+	bin, dbURL string
+	admin      string // host:port of the admin listener
+	sd         *seeded
+}
+
+// startModeServer builds the binary, creates and seeds db and starts the
+// server on it, logging to .bin/server-NAME.log. The caller stops the
+// server, then calls drop (which removes db unless BENCH_KEEP_DB is set).
+func startModeServer(ctx context.Context, cfg config, db, name string) (m *modeServer, drop func() error, err error) {
+	bin, dbURL, drop, err := prepareRun(ctx, cfg.dir, cfg.root, cfg.adminURL, db, cfg.keepDB)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, drop())
+		}
+	}()
+	binDir := filepath.Dir(bin)
+	sd, err := seedAnalyzed(ctx, bin, binDir, dbURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	addr, err := freePort()
+	if err != nil {
+		return nil, nil, err
+	}
+	admin, err := freePort()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(serverEnv(dbURL, addr), "ADMIN_ADDR="+admin)
+	base := "http://" + addr
+	srv, err := startProcess(ctx, "boxoffice serve", cmd, base, filepath.Join(binDir, "server-"+name+".log"), 60*time.Second, func() bool {
+		_, err := checkOnce(endpoints(base, sd)[epEvents])
+		return err == nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return &modeServer{server: srv, bin: bin, dbURL: dbURL, admin: admin, sd: sd}, drop, nil
+}
