@@ -199,7 +199,13 @@ func WithLoaders(ctx context.Context, l *Loaders) context.Context {
 func Middleware(c *catalog.Service) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, &lazy{c: c})))
+			next.ServeHTTP(w, r.WithContext(With(r.Context(), c)))
 		})
 	}
+}
+
+// With returns ctx carrying loaders over c, made on first use, as
+// Middleware gives each request.
+func With(ctx context.Context, c *catalog.Service) context.Context {
+	return context.WithValue(ctx, ctxKey{}, &lazy{c: c})
 }

@@ -40,12 +40,19 @@ const MaxRequestIDLen = 128
 // megabytes or control characters into the logs.
 func RequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get(middleware.RequestIDHeader)
-		if !validRequestID(id) {
-			id = rand.Text()
-		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), middleware.RequestIDKey, id)))
+		next.ServeHTTP(w, r.WithContext(WithRequestID(r.Context(), r)))
 	})
+}
+
+// WithRequestID returns ctx carrying r's request id, chosen as RequestID
+// chooses it, for a middleware that gives a request several values in one
+// WithContext.
+func WithRequestID(ctx context.Context, r *http.Request) context.Context {
+	id := r.Header.Get(middleware.RequestIDHeader)
+	if !validRequestID(id) {
+		id = rand.Text()
+	}
+	return context.WithValue(ctx, middleware.RequestIDKey, id)
 }
 
 func validRequestID(id string) bool {

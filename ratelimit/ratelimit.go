@@ -39,6 +39,10 @@ type Limiter struct {
 	// mu makes Allow's read-then-count one step on this instance, and Fail's
 	// count-then-read when counting in memory.
 	mu sync.Mutex
+	// The header values that never change, written once: the quoted
+	// policy name, and the RateLimit-Policy and X-RateLimit-Limit values.
+	quoted              string
+	policyHdr, limitHdr []string
 }
 
 // Store makes the counters of limiters: in memory, or in Redis.
@@ -93,6 +97,9 @@ func (s *Store) Close() error {
 // New returns a limiter of limit requests per window.
 func (s *Store) New(name string, limit int, window time.Duration) *Limiter {
 	l := &Limiter{Name: name, Limit: limit, Window: window, now: s.Now, log: s.log}
+	l.quoted = strconv.Quote(name[strings.LastIndexByte(name, ':')+1:])
+	l.policyHdr = []string{l.quoted + ";q=" + strconv.Itoa(limit) + ";w=" + strconv.Itoa(int(window.Seconds()))}
+	l.limitHdr = []string{strconv.Itoa(limit)}
 	if l.now == nil {
 		l.now = time.Now
 	}
@@ -266,15 +273,28 @@ func (l *Limiter) setHeaders(ctx context.Context, s state, remaining int) {
 		return
 	}
 	remaining = max(remaining, 0)
-	if prev, err := strconv.Atoi(h.Get("X-RateLimit-Remaining")); err == nil && prev < remaining {
-		return
+	if prev := h[remainingHdr]; len(prev) > 0 {
+		if n, err := strconv.Atoi(prev[0]); err == nil && n < remaining {
+			return
+		}
 	}
 	reset := s.start.Add(l.Window)
 	resetIn := max(int(math.Ceil(reset.Sub(s.now).Seconds())), 0)
-	h.Set("X-RateLimit-Limit", strconv.Itoa(l.Limit))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
-	policy := l.Name[strings.LastIndexByte(l.Name, ':')+1:]
-	h.Set("RateLimit-Policy", fmt.Sprintf("%q;q=%d;w=%d", policy, l.Limit, int(l.Window.Seconds())))
-	h.Set("RateLimit", fmt.Sprintf("%q;r=%d;t=%d", policy, remaining, resetIn))
+	rem := strconv.Itoa(remaining)
+	// Keys in canonical form, values in one allocation each: every
+	// request with a key pays for these.
+	h[limitKeyHdr] = l.limitHdr[:1:1]
+	h[remainingHdr] = []string{rem}
+	h[resetHdr] = []string{strconv.FormatInt(reset.Unix(), 10)}
+	h[policyHdr] = l.policyHdr[:1:1]
+	h[rateLimitHdr] = []string{l.quoted + ";r=" + rem + ";t=" + strconv.Itoa(resetIn)}
 }
+
+// The limit headers' names, in canonical form (textproto.CanonicalMIMEHeaderKey).
+const (
+	limitKeyHdr  = "X-Ratelimit-Limit"
+	remainingHdr = "X-Ratelimit-Remaining"
+	resetHdr     = "X-Ratelimit-Reset"
+	policyHdr    = "Ratelimit-Policy"
+	rateLimitHdr = "Ratelimit"
+)

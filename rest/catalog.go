@@ -23,7 +23,7 @@ type eventsMeta struct {
 // listEvents is GET /api/v1/events (spec 4.1).
 func (h *Handler) listEvents(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
-	v := r.URL.Query()
+	v := q.v
 	req := catalog.ListRequest{
 		Page: q.int("page"), PerPage: q.int("per_page"),
 		Q: v.Get("q"), IncludePast: q.bool("include_past"),

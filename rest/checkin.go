@@ -58,9 +58,9 @@ func (h *Handler) checkInStats(w http.ResponseWriter, r *http.Request) {
 	id := q.int("eventdate_id")
 	switch {
 	case id == nil && q.details["eventdate_id"] == nil:
-		q.details.Add("eventdate_id", "is required")
+		q.problem("eventdate_id", "is required")
 	case id != nil && *id < 1:
-		q.details.Add("eventdate_id", "must be a positive integer")
+		q.problem("eventdate_id", "must be a positive integer")
 	}
 	if err := q.err(); err != nil {
 		h.fail(w, r, err)

@@ -16,7 +16,7 @@ type ordersMeta struct {
 // listOrders is GET /api/v1/orders (spec/fulfilment.md section 5).
 func (h *Handler) listOrders(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
-	v := r.URL.Query()
+	v := q.v
 	req := checkout.OrdersRequest{
 		Status: v.Get("status"), EventID: q.int("event_id"), EventdateID: q.int("eventdate_id"),
 		Limit: q.int("limit"), Cursor: v.Get("cursor"),
@@ -47,7 +47,7 @@ func (h *Handler) listOrders(w http.ResponseWriter, r *http.Request) {
 // orderChanges is GET /api/v1/order-changes (spec/fulfilment.md section 5).
 func (h *Handler) orderChanges(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r)
-	req := checkout.ChangesRequest{Since: r.URL.Query().Get("since"), Limit: q.int("limit")}
+	req := checkout.ChangesRequest{Since: q.get("since"), Limit: q.int("limit")}
 	if err := q.err(); err != nil {
 		h.fail(w, r, err)
 		return

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -138,44 +139,56 @@ func writeBody(w http.ResponseWriter, status int, b []byte) {
 	_, _ = w.Write(b)
 }
 
-// query reads typed query parameters, collecting problems as validation details.
+// query reads typed query parameters, collecting problems as validation
+// details. The query string is parsed once, when the query is made.
 type query struct {
-	r       *http.Request
+	v       url.Values
 	details apperr.Details
 }
 
-func newQuery(r *http.Request) *query { return &query{r: r, details: apperr.Details{}} }
+func newQuery(r *http.Request) *query { return &query{v: r.URL.Query()} }
+
+// get is a parameter's first value; "" when absent.
+func (q *query) get(name string) string { return q.v.Get(name) }
+
+// problem records that parameter name is invalid.
+func (q *query) problem(name, msg string) {
+	if q.details == nil {
+		q.details = apperr.Details{}
+	}
+	q.details.Add(name, msg)
+}
 
 // int reads an integer parameter; nil when absent. Its range is the
 // rule's business (catalog), not the adapter's.
 func (q *query) int(name string) *int {
-	s := q.r.URL.Query().Get(name)
+	s := q.get(name)
 	if s == "" {
 		return nil
 	}
 	v, err := strconv.Atoi(s)
 	if err != nil {
-		q.details.Add(name, "must be a positive integer")
+		q.problem(name, "must be a positive integer")
 		return nil
 	}
 	return &v
 }
 
 func (q *query) bool(name string) bool {
-	s := q.r.URL.Query().Get(name)
+	s := q.get(name)
 	if s == "" {
 		return false
 	}
 	v, err := strconv.ParseBool(s)
 	if err != nil {
-		q.details.Add(name, "must be true or false")
+		q.problem(name, "must be true or false")
 	}
 	return v
 }
 
 // optBool reads a boolean parameter; nil when absent.
 func (q *query) optBool(name string) *bool {
-	if q.r.URL.Query().Get(name) == "" {
+	if q.get(name) == "" {
 		return nil
 	}
 	v := q.bool(name)

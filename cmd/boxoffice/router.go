@@ -38,7 +38,7 @@ import (
 func (m *Main) Handler() http.Handler {
 	r := chi.NewRouter()
 	// GetHead: HEAD is answered wherever GET is (chi's r.Get is GET only).
-	r.Use(observe.RequestID, m.logRequests, m.recoverer, m.clientIP, m.limitBody, middleware.GetHead)
+	r.Use(m.logRequests, m.recoverer, m.limitBody, middleware.GetHead)
 	r.Get("/healthz", m.healthz)
 	r.Get("/readyz", m.readyz)
 	r.NotFound(notFound)
@@ -54,7 +54,7 @@ func (m *Main) Handler() http.Handler {
 		r.Use(m.Admission.Middleware(apiKeys, func(w http.ResponseWriter, r *http.Request, err error) {
 			rest.WriteError(w, r, m.Log, err)
 		}))
-		r.Use(readcache.Middleware(m.ReadCache), loaders.Middleware(m.Catalog))
+		r.Use(m.catalogReads)
 		// Not a resource of the spec: the partner's own events, streamed
 		// to `boxoffice listen`, behind the same admission.
 		r.Method(http.MethodGet, "/webhook-events/stream", m.Streams)
@@ -80,8 +80,7 @@ func (m *Main) Handler() http.Handler {
 	gql := chi.Chain(
 		// Both kinds of key: GraphQL gives scanners their own fields only.
 		m.Admission.Middleware(anyKeys, func(w http.ResponseWriter, r *http.Request, err error) { graph.WriteError(w, r, err) }),
-		readcache.Middleware(m.ReadCache),
-		loaders.Middleware(m.Catalog),
+		m.catalogReads,
 	).Handler(graphQL)
 	play := playground.Handler("/graphql", "/playground/assets/", playground.WithSubscriptions("/graphql"))
 	r.Handle("/playground/assets/*", play)
@@ -149,12 +148,13 @@ func (m *Main) recoverer(next http.Handler) http.Handler {
 	})
 }
 
-// clientIP records the request's client address: the socket peer, or what
-// a trusted proxy says (TRUSTED_PROXIES).
-func (m *Main) clientIP(next http.Handler) http.Handler {
+// catalogReads gives a request the catalog as its reads see it: the read
+// cache's snapshot (readcache.Middleware) and the loaders
+// (loaders.Middleware), in one WithContext.
+func (m *Main) catalogReads(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ip := ratelimit.ClientIP(r, m.trusted)
-		next.ServeHTTP(w, r.WithContext(ratelimit.WithClientIP(r.Context(), ip)))
+		ctx := readcache.WithSnapshot(r.Context(), m.ReadCache.Snapshot())
+		next.ServeHTTP(w, r.WithContext(loaders.With(ctx, m.Catalog)))
 	})
 }
 
@@ -175,13 +175,18 @@ func (m *Main) limitBody(next http.Handler) http.Handler {
 	})
 }
 
-// logRequests writes one log line per request (request id, route, status,
-// latency, app and environment; never headers, keys or bodies) and records
-// the request metrics.
+// logRequests gives every request what it carries throughout — its id
+// (observe.RequestID's rule), the record its log line reads
+// (observe.WithRequest) and its client address, the socket peer or what a
+// trusted proxy says (TRUSTED_PROXIES) — in one WithContext, then writes
+// one log line per request (request id, route, status, latency, app and
+// environment; never headers, keys or bodies) and records the request
+// metrics.
 func (m *Main) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		ctx, info := observe.WithRequest(r.Context())
+		ctx, info := observe.WithRequest(observe.WithRequestID(r.Context(), r))
+		ctx = ratelimit.WithClientIP(ctx, ratelimit.ClientIP(r, m.trusted))
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 		next.ServeHTTP(ww, r.WithContext(ctx))
 		took := time.Since(start)
