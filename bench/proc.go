@@ -260,3 +260,21 @@ func machineBusy() time.Duration {
 	}
 	return time.Duration(busy) * clockTick
 }
+
+// settle waits until process pid is idle — under 2% of a core over a
+// quarter-second sample — for at most limit, and returns how long it
+// waited. A row's run starts only once the work an earlier row left
+// behind (webhook deliveries, jobs, the collector) is done, so that work
+// is not charged to the next row's requests.
+func settle(pid int, limit time.Duration) time.Duration {
+	const sample = 250 * time.Millisecond
+	start := time.Now()
+	for time.Since(start) < limit {
+		c0 := procCPU(pid)
+		time.Sleep(sample)
+		if procCPU(pid)-c0 < sample/50 {
+			break
+		}
+	}
+	return time.Since(start)
+}
