@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/graph/model"
 	"github.com/boxoffice/boxoffice/loaders"
@@ -253,13 +254,19 @@ func (r *Resolver) Venue(ctx context.Context, d *model.EventDate) (*model.Venue,
 // availability may come from the cache; availability is read live every
 // time, with the stock columns only.
 func (r *Resolver) Tickets(ctx context.Context, d *model.EventDate) ([]*model.Ticket, error) {
-	return r.tickets(ctx, d, false)
+	stock := true
+	if graphql.HasOperationContext(ctx) {
+		if fc := graphql.GetFieldContext(ctx); fc != nil {
+			stock = wantsStock(graphql.GetOperationContext(ctx), fc.Field.Selections)
+		}
+	}
+	return r.tickets(ctx, d, false, stock)
 }
 
 // TicketsNow is GET /event-dates/{id}/tickets: Tickets of one date, read at
 // once rather than after a batch window that no other date will join.
 func (r *Resolver) TicketsNow(ctx context.Context, d *model.EventDate) ([]*model.Ticket, error) {
-	return r.tickets(ctx, d, true)
+	return r.tickets(ctx, d, true, true)
 }
 
 // loadOne loads the value of one key through ld: at once when now is true,
@@ -276,10 +283,16 @@ func loadOne[V any](ctx context.Context, ld *loaders.Loader[V], id int64, now bo
 	return ld.Load(ctx, id)()
 }
 
-func (r *Resolver) tickets(ctx context.Context, d *model.EventDate, now bool) ([]*model.Ticket, error) {
+// tickets reads the tickets of d: the kept ones as they are when the
+// caller shows no live availability (withLiveStock false), else with their
+// stock read now.
+func (r *Resolver) tickets(ctx context.Context, d *model.EventDate, now, withLiveStock bool) ([]*model.Ticket, error) {
 	l := loaders.For(ctx)
 	id := int64(d.ID)
 	if kept, hit := readcache.For(ctx).Get(ctx, ticketsKey(id)); hit {
+		if !withLiveStock {
+			return kept.([]*model.Ticket), nil
+		}
 		stock, err := loadOne(ctx, l.Stock, id, now)
 		if err != nil {
 			return nil, err

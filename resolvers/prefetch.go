@@ -51,6 +51,37 @@ func needOf(typeName string, f graphql.CollectedField) need {
 type datesWanted struct {
 	includePast    bool
 	venue, tickets bool
+	stock          bool // the tickets' live availability (wantsStock)
+}
+
+// stockFields are the Ticket fields whose values come from the live stock
+// columns rather than from the catalog cache.
+var stockFields = map[string]bool{"quantityAvailable": true}
+
+// wantsStock reports whether a selection of Ticket asks for a field of
+// stockFields, anywhere in its fragments. It errs towards yes: a field
+// under @skip or @include counts. A ticket list that shows no stock
+// field needs no stock read: its other fields are the catalog's, kept in
+// the catalog cache until the catalog changes.
+func wantsStock(op *graphql.OperationContext, sel ast.SelectionSet) bool {
+	for _, s := range sel {
+		switch s := s.(type) {
+		case *ast.Field:
+			if stockFields[s.Name] {
+				return true
+			}
+		case *ast.InlineFragment:
+			if wantsStock(op, s.SelectionSet) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			// Validation rejects fragment cycles, so this ends.
+			if f := op.Doc.Fragments.ForName(s.Name); f != nil && wantsStock(op, f.SelectionSet) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // prefetchLevels loads what a GraphQL selection asks of these events'
@@ -102,7 +133,7 @@ func (r *Resolver) prefetchLevels(ctx context.Context, events []*model.Event, ev
 	}
 
 	// Level 2: venues and tickets of every date shown.
-	var venues, tickets []int64
+	var venues, tickets, stocked []int64
 	now := r.Now()
 	for _, ev := range events {
 		for _, w := range wants {
@@ -116,6 +147,9 @@ func (r *Resolver) prefetchLevels(ctx context.Context, events []*model.Event, ev
 					if w.tickets {
 						tickets = append(tickets, int64(d.ID))
 					}
+					if w.stock {
+						stocked = append(stocked, int64(d.ID))
+					}
 				}
 				continue
 			}
@@ -126,13 +160,16 @@ func (r *Resolver) prefetchLevels(ctx context.Context, events []*model.Event, ev
 				if w.tickets {
 					tickets = append(tickets, d.ID)
 				}
+				if w.stock {
+					stocked = append(stocked, d.ID)
+				}
 			}
 		}
 	}
 	if err := l.PrimeVenues(ctx, uniq(venues)); err != nil {
 		return err
 	}
-	return r.primeTickets(ctx, tickets)
+	return r.primeTickets(ctx, tickets, stocked)
 }
 
 // dateNeeds is what a selection of an EventDate needs primed.
@@ -144,6 +181,7 @@ func dateNeeds(op *graphql.OperationContext, dateSel ast.SelectionSet) datesWant
 			w.venue = true
 		case needTickets:
 			w.tickets = true
+			w.stock = w.stock || wantsStock(op, g.Selections)
 		}
 	}
 	return w
@@ -166,22 +204,31 @@ func (r *Resolver) prefetchDate(ctx context.Context, d *model.EventDate, dateSel
 		}
 	}
 	if w.tickets {
-		return r.primeTickets(ctx, []int64{int64(d.ID)})
+		var stocked []int64
+		if w.stock {
+			stocked = []int64{int64(d.ID)}
+		}
+		return r.primeTickets(ctx, []int64{int64(d.ID)}, stocked)
 	}
 	return nil
 }
 
 // primeTickets loads the tickets of these dates in at most two queries:
-// the stock columns of those whose other fields the catalog cache keeps,
-// whole rows of the others.
-func (r *Resolver) primeTickets(ctx context.Context, dateIDs []int64) error {
+// whole rows of those the catalog cache does not keep, and the stock
+// columns of the kept ones among stocked (the dates whose tickets show
+// their live availability).
+func (r *Resolver) primeTickets(ctx context.Context, dateIDs, stocked []int64) error {
 	l := loaders.For(ctx)
 	var full, stock []int64
+	wanted := make(map[int64]bool, len(stocked))
+	for _, id := range stocked {
+		wanted[id] = true
+	}
 	for _, id := range uniq(dateIDs) {
-		if _, hit := readcache.For(ctx).Get(ctx, ticketsKey(id)); hit {
-			stock = append(stock, id)
-		} else {
+		if _, hit := readcache.For(ctx).Get(ctx, ticketsKey(id)); !hit {
 			full = append(full, id)
+		} else if wanted[id] {
+			stock = append(stock, id)
 		}
 	}
 	if err := l.PrimeTickets(ctx, full); err != nil {

@@ -306,5 +306,22 @@ func TestQueryCount(t *testing.T) {
 		// tickets it shows.
 		require.Equal(t, key+version, warmR100)
 		require.Equal(t, 1+key+version, warmG50)
+
+		// Tickets that show no live availability read no stock; asked
+		// for anywhere in their selection, a fragment's included, it is
+		// read.
+		const page = `query($n: Int!) { events(perPage: $n) { nodes { id dates { id tickets { id %s } } } } }`
+		for _, c := range []struct {
+			query string
+			want  int
+		}{
+			{fmt.Sprintf(page, "name price quantity"), key + version},
+			{fmt.Sprintf(page, "...T") + ` fragment T on Ticket { name quantityAvailable }`, 1 + key + version},
+			{fmt.Sprintf(page, "... on Ticket { quantityAvailable }"), 1 + key + version},
+			{fmt.Sprintf(page, "quantityAvailable @skip(if: true)"), 1 + key + version},
+		} {
+			got := count(false, func() *response { return tb.graphql(t, tb.testKey, c.query, map[string]any{"n": 50}) })
+			require.Equal(t, c.want, got, "%s", c.query)
+		}
 	})
 }
