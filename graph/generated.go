@@ -8318,7 +8318,7 @@ func (ec *executionContext) unmarshalInputOrderFilter(ctx context.Context, obj a
 var checkInImplementors = []string{"CheckIn"}
 
 func (ec *executionContext) _CheckIn(ctx context.Context, sel ast.SelectionSet, obj *model.CheckIn) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkInImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, checkInImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -8392,7 +8392,7 @@ func (ec *executionContext) _CheckIn(ctx context.Context, sel ast.SelectionSet, 
 var checkInPayloadImplementors = []string{"CheckInPayload"}
 
 func (ec *executionContext) _CheckInPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CheckInPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkInPayloadImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, checkInPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -8441,7 +8441,7 @@ func (ec *executionContext) _CheckInPayload(ctx context.Context, sel ast.Selecti
 var checkInPreviousImplementors = []string{"CheckInPrevious"}
 
 func (ec *executionContext) _CheckInPrevious(ctx context.Context, sel ast.SelectionSet, obj *model.CheckInPrevious) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkInPreviousImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, checkInPreviousImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -8485,7 +8485,7 @@ func (ec *executionContext) _CheckInPrevious(ctx context.Context, sel ast.Select
 var checkInStatsImplementors = []string{"CheckInStats"}
 
 func (ec *executionContext) _CheckInStats(ctx context.Context, sel ast.SelectionSet, obj *model.CheckInStats) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkInStatsImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, checkInStatsImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -8544,7 +8544,7 @@ func (ec *executionContext) _CheckInStats(ctx context.Context, sel ast.Selection
 var checkoutSessionImplementors = []string{"CheckoutSession"}
 
 func (ec *executionContext) _CheckoutSession(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutSession) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutSessionImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, checkoutSessionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -8623,7 +8623,7 @@ func (ec *executionContext) _CheckoutSession(ctx context.Context, sel ast.Select
 var createCheckoutSessionPayloadImplementors = []string{"CreateCheckoutSessionPayload"}
 
 func (ec *executionContext) _CreateCheckoutSessionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateCheckoutSessionPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, createCheckoutSessionPayloadImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, createCheckoutSessionPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -8672,7 +8672,7 @@ func (ec *executionContext) _CreateCheckoutSessionPayload(ctx context.Context, s
 var cursorPageInfoImplementors = []string{"CursorPageInfo"}
 
 func (ec *executionContext) _CursorPageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.CursorPageInfo) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, cursorPageInfoImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, cursorPageInfoImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -8726,7 +8726,7 @@ func (ec *executionContext) _CursorPageInfo(ctx context.Context, sel ast.Selecti
 var dateAvailabilityImplementors = []string{"DateAvailability"}
 
 func (ec *executionContext) _DateAvailability(ctx context.Context, sel ast.SelectionSet, obj *model.DateAvailability) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, dateAvailabilityImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, dateAvailabilityImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -8770,7 +8770,7 @@ func (ec *executionContext) _DateAvailability(ctx context.Context, sel ast.Selec
 var eventImplementors = []string{"Event"}
 
 func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *model.Event) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, eventImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, eventImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -8951,7 +8951,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 var eventConnectionImplementors = []string{"EventConnection"}
 
 func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.SelectionSet, obj *model.EventConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, eventConnectionImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, eventConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -9000,7 +9000,7 @@ func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.Select
 var eventDateImplementors = []string{"EventDate"}
 
 func (ec *executionContext) _EventDate(ctx context.Context, sel ast.SelectionSet, obj *model.EventDate) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, eventDateImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, eventDateImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -9212,7 +9212,7 @@ func (ec *executionContext) _EventDate(ctx context.Context, sel ast.SelectionSet
 var eventEdgeImplementors = []string{"EventEdge"}
 
 func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet, obj *model.EventEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, eventEdgeImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, eventEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -9256,7 +9256,7 @@ func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet
 var eventPageImplementors = []string{"EventPage"}
 
 func (ec *executionContext) _EventPage(ctx context.Context, sel ast.SelectionSet, obj *model.EventPage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, eventPageImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, eventPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -9305,7 +9305,7 @@ func (ec *executionContext) _EventPage(ctx context.Context, sel ast.SelectionSet
 var expireCheckoutSessionPayloadImplementors = []string{"ExpireCheckoutSessionPayload"}
 
 func (ec *executionContext) _ExpireCheckoutSessionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ExpireCheckoutSessionPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, expireCheckoutSessionPayloadImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, expireCheckoutSessionPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -9349,7 +9349,7 @@ func (ec *executionContext) _ExpireCheckoutSessionPayload(ctx context.Context, s
 var issuedTicketImplementors = []string{"IssuedTicket"}
 
 func (ec *executionContext) _IssuedTicket(ctx context.Context, sel ast.SelectionSet, obj *model.IssuedTicket) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, issuedTicketImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, issuedTicketImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -9443,7 +9443,7 @@ func (ec *executionContext) _IssuedTicket(ctx context.Context, sel ast.Selection
 var lineItemImplementors = []string{"LineItem"}
 
 func (ec *executionContext) _LineItem(ctx context.Context, sel ast.SelectionSet, obj *model.LineItem) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, lineItemImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, lineItemImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -9502,7 +9502,7 @@ func (ec *executionContext) _LineItem(ctx context.Context, sel ast.SelectionSet,
 var moneyImplementors = []string{"Money"}
 
 func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *model.Money) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, moneyImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, moneyImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -9546,7 +9546,7 @@ func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, ob
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, mutationImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, mutationImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Mutation",
 	})
@@ -9609,7 +9609,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 var orderImplementors = []string{"Order"}
 
 func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *model.Order) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, orderImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, orderImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -9738,7 +9738,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 var orderChangePageImplementors = []string{"OrderChangePage"}
 
 func (ec *executionContext) _OrderChangePage(ctx context.Context, sel ast.SelectionSet, obj *model.OrderChangePage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, orderChangePageImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, orderChangePageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -9787,7 +9787,7 @@ func (ec *executionContext) _OrderChangePage(ctx context.Context, sel ast.Select
 var orderConnectionImplementors = []string{"OrderConnection"}
 
 func (ec *executionContext) _OrderConnection(ctx context.Context, sel ast.SelectionSet, obj *model.OrderConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, orderConnectionImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, orderConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -9831,7 +9831,7 @@ func (ec *executionContext) _OrderConnection(ctx context.Context, sel ast.Select
 var orderEdgeImplementors = []string{"OrderEdge"}
 
 func (ec *executionContext) _OrderEdge(ctx context.Context, sel ast.SelectionSet, obj *model.OrderEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, orderEdgeImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, orderEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -9875,7 +9875,7 @@ func (ec *executionContext) _OrderEdge(ctx context.Context, sel ast.SelectionSet
 var pageNumbersImplementors = []string{"PageNumbers"}
 
 func (ec *executionContext) _PageNumbers(ctx context.Context, sel ast.SelectionSet, obj *model.PageNumbers) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, pageNumbersImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, pageNumbersImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -9939,7 +9939,7 @@ func (ec *executionContext) _PageNumbers(ctx context.Context, sel ast.SelectionS
 var pricingSummaryImplementors = []string{"PricingSummary"}
 
 func (ec *executionContext) _PricingSummary(ctx context.Context, sel ast.SelectionSet, obj *model.PricingSummary) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, pricingSummaryImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, pricingSummaryImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -9988,7 +9988,7 @@ func (ec *executionContext) _PricingSummary(ctx context.Context, sel ast.Selecti
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, queryImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, queryImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Query",
 	})
@@ -10243,7 +10243,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 var subscriptionImplementors = []string{"Subscription"}
 
 func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, subscriptionImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Subscription",
 	})
@@ -10267,7 +10267,7 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 var ticketImplementors = []string{"Ticket"}
 
 func (ec *executionContext) _Ticket(ctx context.Context, sel ast.SelectionSet, obj *model.Ticket) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, ticketImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, ticketImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -10421,7 +10421,7 @@ func (ec *executionContext) _Ticket(ctx context.Context, sel ast.SelectionSet, o
 var ticketAvailabilityImplementors = []string{"TicketAvailability"}
 
 func (ec *executionContext) _TicketAvailability(ctx context.Context, sel ast.SelectionSet, obj *model.TicketAvailability) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, ticketAvailabilityImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, ticketAvailabilityImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -10465,7 +10465,7 @@ func (ec *executionContext) _TicketAvailability(ctx context.Context, sel ast.Sel
 var ticketsEmailImplementors = []string{"TicketsEmail"}
 
 func (ec *executionContext) _TicketsEmail(ctx context.Context, sel ast.SelectionSet, obj *model.TicketsEmail) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, ticketsEmailImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, ticketsEmailImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -10509,7 +10509,7 @@ func (ec *executionContext) _TicketsEmail(ctx context.Context, sel ast.Selection
 var userErrorImplementors = []string{"UserError"}
 
 func (ec *executionContext) _UserError(ctx context.Context, sel ast.SelectionSet, obj *model.UserError) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, userErrorImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, userErrorImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -10558,7 +10558,7 @@ func (ec *executionContext) _UserError(ctx context.Context, sel ast.SelectionSet
 var venueImplementors = []string{"Venue"}
 
 func (ec *executionContext) _Venue(ctx context.Context, sel ast.SelectionSet, obj *model.Venue) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, venueImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, venueImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -10637,7 +10637,7 @@ func (ec *executionContext) _Venue(ctx context.Context, sel ast.SelectionSet, ob
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __DirectiveImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, __DirectiveImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -10696,7 +10696,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 var __EnumValueImplementors = []string{"__EnumValue"}
 
 func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.EnumValue) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __EnumValueImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, __EnumValueImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -10750,7 +10750,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 var __FieldImplementors = []string{"__Field"}
 
 func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, obj *introspection.Field) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, __FieldImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -10814,7 +10814,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 var __InputValueImplementors = []string{"__InputValue"}
 
 func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.InputValue) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, __InputValueImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -10878,7 +10878,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 var __SchemaImplementors = []string{"__Schema"}
 
 func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet, obj *introspection.Schema) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __SchemaImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, __SchemaImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
@@ -10942,7 +10942,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 var __TypeImplementors = []string{"__Type"}
 
 func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, obj *introspection.Type) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors)
+	fields := collectFields(ctx, ec.OperationContext, sel, __TypeImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field

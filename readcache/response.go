@@ -18,7 +18,7 @@ import (
 // ResponseCache is a GraphQL extension that answers a repeated catalog
 // query with the data of its last run, when that run's inputs are provably
 // unchanged: the catalog cache's generation (no catalog change, no date
-// ended) and the live stock of every date whose tickets it showed, read
+// ended) and the live stock of every date whose availability it showed, read
 // again for each answer. A query whose stock moved runs again. Queries
 // reading anything but the catalog (order) and answers with errors are
 // never kept, nor the answer of a query asked for the first time.

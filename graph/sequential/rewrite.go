@@ -51,6 +51,7 @@ const (
 	fieldMark    = "out.Concurrently("                      // a line starting so: one per resolver field
 	rootMark     = "rrm("                                   // on that line: a root field, kept concurrent
 	objectAnswer = "return objectFields{fields: fields, values: out.Values}"
+	collectMark  = "\tfields := graphql.CollectFields(ec.OperationContext, sel, " // one per object marshaller and subscription root
 	queryAnswer  = "buf := responseBuffer(ctx)"
 )
 
@@ -166,7 +167,7 @@ func rewrite(src []byte) ([]byte, string, error) {
 		min:     1,
 		tmpl:    "\t" + objectAnswer + "\n}",
 	}}
-	var n [9]int
+	var n [10]int
 	var err error
 	for i, r := range rules {
 		if src, n[i], err = r.apply(src); err != nil {
@@ -228,6 +229,14 @@ func rewrite(src []byte) ([]byte, string, error) {
 		min:     1,
 		tmpl:    "\tif len(deferLabelToView) > 0 {\n\t\tec.ProcessDeferredGroup(graphql.DeferredGroup{\n${1}\t\t})\n\t}\n",
 	}, {
+		// An object's collected fields: once per list for the elements of a
+		// list (graph.collectFields), not a cache key made per object.
+		name:    "collected fields",
+		pattern: regexp.MustCompile(`(?m)^\tfields := graphql\.CollectFields\(ec\.OperationContext, sel, ([A-Za-z0-9_]+)\)$`),
+		want:    count(collectMark),
+		min:     1,
+		tmpl:    "\tfields := collectFields(ctx, ec.OperationContext, sel, ${1})",
+	}, {
 		// A scalar field's context carries an error made anew for every
 		// field resolved; one per message is enough.
 		name:    "scalar field-context errors",
@@ -262,8 +271,8 @@ func rewrite(src []byte) ([]byte, string, error) {
 		return nil, "", err
 	}
 	direct, slices, fields := n[4], n[5], n[6]
-	return src, fmt.Sprintf("%d list marshallers and %d resolver fields run in the operation's goroutine; %d objects compute their @defer path only when deferring; %d scalar struct fields marshalled without a field context; %d objects written by objectFields, %d of them with nothing to dispatch; %d scalar-field errors made once",
-		slices, fields, n[7], direct, objects, dispatches, len(msgs)), nil
+	return src, fmt.Sprintf("%d list marshallers and %d resolver fields run in the operation's goroutine; %d objects compute their @defer path only when deferring; %d scalar struct fields marshalled without a field context; %d objects written by objectFields, %d of them with nothing to dispatch; %d object marshallers share their list's collected fields; %d scalar-field errors made once",
+		slices, fields, n[7], direct, objects, dispatches, n[8], len(msgs)), nil
 }
 
 // checkRewritten reports what in an executor still runs a list element or
@@ -279,6 +288,9 @@ func checkRewritten(src []byte) error {
 	}
 	if objects, answers := bytes.Count(src, []byte(objectMark)), bytes.Count(src, []byte(objectAnswer)); objects == 0 || answers != objects {
 		bad = append(bad, fmt.Sprintf("%d of %d object marshallers answer with objectFields", answers, objects))
+	}
+	if n := bytes.Count(src, []byte(collectMark)); n > 0 {
+		bad = append(bad, fmt.Sprintf("%d object marshallers collect their fields through gqlgen's cache (%s)", n, strings.TrimSpace(collectMark)))
 	}
 	if n := directFields(src); n > 0 {
 		bad = append(bad, fmt.Sprintf("%d scalar struct fields are marshalled through ResolveField", n))
