@@ -169,6 +169,42 @@ func (s *Service) Save(ctx context.Context, db bun.IDB, scope Scope, key, finger
 	return nil
 }
 
+// Saving is one answer SaveAll records: Save's arguments.
+type Saving struct {
+	Scope            Scope
+	Key, Fingerprint string
+	Response         []byte
+}
+
+// SaveAll is Save for the answers of several requests that ran in one
+// transaction (a batch of checkout creates), in one statement on
+// PostgreSQL: taken[i] is ErrTaken where Save would have said so, and for
+// a key that an earlier answer of the batch has; nil where saved.
+func (s *Service) SaveAll(ctx context.Context, db bun.IDB, saves []Saving) (taken []error, err error) {
+	now := s.Now().UTC()
+	recs := make([]*store.IdempotencyRecord, len(saves))
+	locks := make([]int64, len(saves))
+	for i, v := range saves {
+		recs[i] = &store.IdempotencyRecord{
+			AppID: v.Scope.AppID, Environment: v.Scope.Environment, Key: v.Key, Fingerprint: v.Fingerprint,
+			State: store.IdempotencyDone, Owner: "", LockedUntil: now, Response: string(v.Response),
+			CreatedAt: now, ExpiresAt: now.Add(s.retention()),
+		}
+		locks[i] = lockID(v.Scope, v.Key)
+	}
+	saved, err := store.SaveIdempotencyRecords(ctx, db, s.DB.Postgres(), recs, locks)
+	if err != nil {
+		return nil, err
+	}
+	taken = make([]error, len(saves))
+	for i, ok := range saved {
+		if !ok {
+			taken[i] = ErrTaken
+		}
+	}
+	return taken, nil
+}
+
 // Taken answers a request whose key Save found taken: the saved response
 // of the same request.
 // Errors: idempotency_conflict (same key, different request),

@@ -432,3 +432,47 @@ func TestService_Concurrency(t *testing.T) {
 		require.EqualValues(t, 5, f.rows(t))
 	})
 }
+
+// TestService_SaveAll: several answers saved together, as Save would save
+// each — a key with a record, a key an earlier answer of the same call
+// has, and (PostgreSQL) a key whose first request is still in its
+// transaction are each refused with ErrTaken; the others are saved, and
+// on PostgreSQL in one statement.
+func TestService_SaveAll(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		f := newFixture(t, db)
+		require.NoError(t, f.svc.Save(ctx, db, f.scope(), "k-old", "fp", []byte(`"old"`)))
+		other := idempotency.Scope{AppID: f.other, Environment: store.EnvTest}
+		saves := []idempotency.Saving{
+			{Scope: f.scope(), Key: "k-1", Fingerprint: "fp", Response: []byte(`"one"`)},
+			{Scope: f.scope(), Key: "k-old", Fingerprint: "fp", Response: []byte(`"again"`)},
+			{Scope: f.scope(), Key: "k-1", Fingerprint: "fp", Response: []byte(`"twice"`)},
+			{Scope: other, Key: "k-1", Fingerprint: "fp", Response: []byte(`"other app"`)},
+		}
+		want := []error{nil, idempotency.ErrTaken, idempotency.ErrTaken, nil}
+		if db.Postgres() {
+			// Another request under k-busy, still in its transaction.
+			busy, err := db.BeginTx(ctx, nil)
+			require.NoError(t, err)
+			defer func() { _ = busy.Rollback() }()
+			require.NoError(t, f.svc.Save(ctx, busy, f.scope(), "k-busy", "fp", []byte(`"busy"`)))
+			saves = append(saves, idempotency.Saving{Scope: f.scope(), Key: "k-busy", Fingerprint: "fp", Response: []byte(`"late"`)})
+			want = append(want, idempotency.ErrTaken)
+		}
+		q := storetest.Count(db)
+		var taken []error
+		require.NoError(t, db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			var err error
+			taken, err = f.svc.SaveAll(ctx, tx, saves)
+			return err
+		}))
+		require.Equal(t, want, taken)
+		if db.Postgres() {
+			require.Equal(t, 3, q.N(), "BEGIN, one statement, COMMIT")
+		}
+		require.Equal(t, `"one"`, string(f.replayed(t, f.scope(), "k-1", "fp")))
+		require.Equal(t, `"old"`, string(f.replayed(t, f.scope(), "k-old", "fp")))
+		require.Equal(t, `"other app"`, string(f.replayed(t, other, "k-1", "fp")))
+	})
+}

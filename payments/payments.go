@@ -76,6 +76,9 @@ type Provider interface {
 // cannot be rolled back.
 type InTx interface {
 	CreateTx(ctx context.Context, db bun.IDB, r Request) (*Payment, error)
+	// CreateAllTx is CreateTx for several requests at once (a batch of
+	// checkout creates, in one transaction): the payments in rs's order.
+	CreateAllTx(ctx context.Context, db bun.IDB, rs []Request) ([]*Payment, error)
 }
 
 // Errors of providers.

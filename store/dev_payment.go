@@ -59,3 +59,12 @@ func DecideDevPayment(ctx context.Context, db bun.IDB, ref, state string, now ti
 	}
 	return DevPaymentByReference(ctx, db, ref)
 }
+
+// InsertDevPayments stores several payments in one statement.
+func InsertDevPayments(ctx context.Context, db bun.IDB, ps []DevPayment) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	_, err := db.NewInsert().Model(&ps).Exec(ctx)
+	return translate(err)
+}

@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -137,4 +140,65 @@ func DeleteStaleIdempotencyClaim(ctx context.Context, db bun.IDB, id int64, now 
 	_, err := db.NewDelete().Model((*IdempotencyRecord)(nil)).
 		Where("id = ?", id).Where("state = ?", IdempotencyInProgress).Where("locked_until <= ?", now).Exec(ctx)
 	return translate(err)
+}
+
+// SaveIdempotencyRecords is SaveIdempotencyRecord for several records at
+// once, locks[i] being rs[i]'s: saved[i] reports whether rs[i] was stored.
+// On PostgreSQL it is one statement for them all; on SQLite, where
+// writers take turns anyway, one per record. Of two records of one key,
+// only the first can be stored.
+func SaveIdempotencyRecords(ctx context.Context, db bun.IDB, pg bool, rs []*IdempotencyRecord, locks []int64) ([]bool, error) {
+	saved := make([]bool, len(rs))
+	if !pg {
+		for i, r := range rs {
+			ok, err := SaveIdempotencyRecord(ctx, db, pg, r, locks[i])
+			if err != nil {
+				return nil, err
+			}
+			saved[i] = ok
+		}
+		return saved, nil
+	}
+	type scopeKey struct {
+		app      int64
+		env, key string
+	}
+	first := make(map[scopeKey]int, len(rs))
+	var values strings.Builder
+	var args []any
+	for i, r := range rs {
+		k := scopeKey{r.AppID, r.Environment, r.Key}
+		if _, dup := first[k]; dup {
+			continue
+		}
+		first[k] = i
+		if len(args) > 0 {
+			values.WriteString(", ")
+		}
+		values.WriteString("(?::bigint, ?::text, ?::text, ?::text, ?::text, ?::text, ?::timestamptz, ?::text, ?::timestamptz, ?::timestamptz, ?::bigint)")
+		args = append(args, r.AppID, r.Environment, r.Key, r.Fingerprint, r.State, r.Owner, r.LockedUntil, r.Response, r.CreatedAt, r.ExpiresAt, locks[i])
+	}
+	var stored []struct {
+		AppID       int64  `bun:"app_id"`
+		Environment string `bun:"environment"`
+		Key         string `bun:"key"`
+	}
+	// The advisory lock, as in SaveIdempotencyRecord, is taken row by row:
+	// a key whose first request is still in its transaction is refused.
+	err := db.NewRaw(`INSERT INTO idempotency_keys
+		(app_id, environment, key, fingerprint, state, owner, locked_until, response, created_at, expires_at)
+		SELECT v.app_id, v.environment, v.key, v.fingerprint, v.state, v.owner, v.locked_until, v.response, v.created_at, v.expires_at
+		FROM (VALUES `+values.String()+`) AS v (app_id, environment, key, fingerprint, state, owner, locked_until, response, created_at, expires_at, lock)
+		WHERE pg_try_advisory_xact_lock(v.lock)
+		ON CONFLICT (app_id, environment, key) DO NOTHING
+		RETURNING app_id, environment, key`, args...).Scan(ctx, &stored)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, translate(err)
+	}
+	for _, s := range stored {
+		if i, ok := first[scopeKey{s.AppID, s.Environment, s.Key}]; ok {
+			saved[i] = true
+		}
+	}
+	return saved, nil
 }

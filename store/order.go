@@ -104,6 +104,44 @@ func InsertOrder(ctx context.Context, db bun.IDB, o *Order, items []OrderItem) e
 	return translate(err)
 }
 
+// InsertOrders is InsertOrder for several orders, items[i] being
+// orders[i]'s: on PostgreSQL two statements for them all (the orders, then
+// every item with its order's id); on SQLite InsertOrder for each.
+func InsertOrders(ctx context.Context, db bun.IDB, orders []*Order, items [][]OrderItem) error {
+	if len(orders) == 0 {
+		return nil
+	}
+	if db.Dialect().Name() != dialect.PG || len(orders) == 1 {
+		for i, o := range orders {
+			if err := InsertOrder(ctx, db, o, items[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if _, err := db.NewInsert().Model(&orders).Returning("id").Exec(ctx); err != nil {
+		return translate(err)
+	}
+	var all []OrderItem
+	for i, o := range orders {
+		for n := range items[i] {
+			items[i][n].OrderID = o.ID
+		}
+		all = append(all, items[i]...)
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	if _, err := db.NewInsert().Model(&all).Returning("id").Exec(ctx); err != nil {
+		return translate(err)
+	}
+	for i := range items {
+		n := copy(items[i], all[:len(items[i])])
+		all = all[n:]
+	}
+	return nil
+}
+
 // MaxReferenceLength bounds an order reference; ours are 28 characters.
 const MaxReferenceLength = 64
 

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -213,5 +214,49 @@ func TestInsertOrderItems(t *testing.T) {
 		}
 		require.Less(t, items[0].ID, items[1].ID)
 		require.Less(t, items[1].ID, items[2].ID)
+	})
+}
+
+// TestInsertOrders: several orders and their items in one call, each
+// order and each item with the id of its own row (on PostgreSQL two
+// statements for them all).
+func TestInsertOrders(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		c := storetest.MustCatalog(t, db, nil)
+		app := storetest.MustApp(t, db)
+		now := time.Now().UTC().Truncate(time.Second)
+		var orders []*store.Order
+		var items [][]store.OrderItem
+		for i := range 4 {
+			orders = append(orders, &store.Order{Reference: fmt.Sprintf("ord_many_%d_%s", i, c.Event.Slug), AppID: app.ID,
+				Environment: store.EnvTest, Status: store.OrderPaid, EventID: c.Event.ID, EventDateID: c.Date.ID,
+				Currency: c.Ticket.Currency, TotalAmount: int64(i+1) * *c.Ticket.Price, CustomerName: "Ama Mensah",
+				CustomerEmail: "ama@example.com", SuccessURL: "https://shop.example/ok", CancelURL: "https://shop.example/cancel",
+				CreatedAt: now, UpdatedAt: now})
+			var its []store.OrderItem
+			for n := range i + 1 { // 1, 2, 3 and 4 items
+				its = append(its, store.OrderItem{TicketID: c.Ticket.ID, Name: fmt.Sprintf("order %d item %d", i, n),
+					Quantity: 1, UnitPrice: *c.Ticket.Price})
+			}
+			items = append(items, its)
+		}
+		q := storetest.Count(db)
+		require.NoError(t, store.InsertOrders(ctx, db, orders, items))
+		if db.Postgres() {
+			require.Equal(t, 2, q.N(), "one statement for the orders, one for every item")
+		}
+		for i, o := range orders {
+			stored, err := store.OrderByReference(ctx, db, o.Reference)
+			require.NoError(t, err)
+			require.Equal(t, stored.ID, o.ID, "order %d has the id of its own row", i)
+			rows, err := store.OrderItems(ctx, db, o.ID)
+			require.NoError(t, err)
+			require.Len(t, rows, len(items[i]))
+			for n, it := range items[i] {
+				require.Equal(t, o.ID, it.OrderID)
+				require.Equal(t, rows[n], it, "item %q has the id of its own row", it.Name)
+			}
+		}
 	})
 }

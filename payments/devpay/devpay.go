@@ -58,12 +58,34 @@ func (p *Provider) Create(ctx context.Context, r payments.Request) (*payments.Pa
 // own database, written in db, the order's transaction.
 func (p *Provider) CreateTx(ctx context.Context, db bun.IDB, r payments.Request) (*payments.Payment, error) {
 	now := p.now()
-	err := store.InsertDevPayment(ctx, db, &store.DevPayment{Reference: r.Reference, Amount: r.Amount, Currency: r.Currency,
-		CallbackURL: r.CallbackURL, State: string(payments.Pending), CreatedAt: now, UpdatedAt: now})
-	if err != nil {
+	dp := p.row(r, now)
+	if err := store.InsertDevPayment(ctx, db, &dp); err != nil {
 		return nil, fmt.Errorf("devpay: storing payment %s: %w: %w", r.Reference, payments.ErrUnavailable, err)
 	}
-	return &payments.Payment{Reference: r.Reference, RedirectURL: p.base + "/dev-pay/" + r.Reference}, nil
+	return p.payment(r), nil
+}
+
+// CreateAllTx implements payments.InTx: the rows in one statement.
+func (p *Provider) CreateAllTx(ctx context.Context, db bun.IDB, rs []payments.Request) ([]*payments.Payment, error) {
+	now := p.now()
+	rows := make([]store.DevPayment, len(rs))
+	out := make([]*payments.Payment, len(rs))
+	for i, r := range rs {
+		rows[i], out[i] = p.row(r, now), p.payment(r)
+	}
+	if err := store.InsertDevPayments(ctx, db, rows); err != nil {
+		return nil, fmt.Errorf("devpay: storing %d payments: %w: %w", len(rs), payments.ErrUnavailable, err)
+	}
+	return out, nil
+}
+
+func (p *Provider) row(r payments.Request, now time.Time) store.DevPayment {
+	return store.DevPayment{Reference: r.Reference, Amount: r.Amount, Currency: r.Currency,
+		CallbackURL: r.CallbackURL, State: string(payments.Pending), CreatedAt: now, UpdatedAt: now}
+}
+
+func (p *Provider) payment(r payments.Request) *payments.Payment {
+	return &payments.Payment{Reference: r.Reference, RedirectURL: p.base + "/dev-pay/" + r.Reference}
 }
 
 // Verify implements payments.Provider.
