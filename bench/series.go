@@ -89,7 +89,7 @@ func (sp spread) format(f func(float64) string) string {
 
 // Value formats for spread.format.
 func fmtRate(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
-func fmtMS(v float64) string   { return strconv.FormatFloat(v, 'f', 2, 64) + " ms" }
+func fmtMS(v float64) string   { return ms(time.Duration(v * float64(time.Millisecond))) }
 func fmtMS1(v float64) string  { return strconv.FormatFloat(v, 'f', 1, 64) }
 func fmtPct(v float64) string  { return strconv.FormatFloat(v, 'f', 0, 64) + "%" }
 func fmtNum(v float64) string  { return strconv.FormatFloat(v, 'f', 1, 64) }
