@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"time"
 )
@@ -19,14 +18,11 @@ func abMain(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	binDir := filepath.Join(cfg.dir, ".bin")
-	if err := os.MkdirAll(binDir, 0o755); err != nil {
+	bin, err := buildCurrent(ctx, cfg.dir, cfg.root)
+	if err != nil {
 		return err
 	}
-	bin := filepath.Join(binDir, "boxoffice")
-	if err := buildBinary(ctx, cfg.root, bin); err != nil {
-		return err
-	}
+	binDir := filepath.Dir(bin)
 	baseBin, _, err := baselineBinary(ctx, cfg.root, cfg.dir, cfg.baseline)
 	if err != nil {
 		return err

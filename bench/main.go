@@ -273,18 +273,14 @@ func benchMain(ctx context.Context) (err error) {
 		statements: map[string]countResult{}, bodySizes: map[string]int{}, ab: map[string][]abRun{}}
 	res.cpuModel = cpuModel()
 	res.loadBefore = loadAvg()
-	binDir := filepath.Join(cfg.dir, ".bin")
-	if err := os.MkdirAll(binDir, 0o755); err != nil {
-		return err
-	}
 
 	// The two binaries, and a template database seeded by each.
 	done := res.begin("building and seeding")
-	bin := filepath.Join(binDir, "boxoffice")
-	step("building %s (the current tree)", bin)
-	if err := buildBinary(ctx, cfg.root, bin); err != nil {
+	bin, err := buildCurrent(ctx, cfg.dir, cfg.root)
+	if err != nil {
 		return err
 	}
+	binDir := filepath.Dir(bin)
 	baseBin, hash, err := baselineBinary(ctx, cfg.root, cfg.dir, cfg.baseline)
 	if err != nil {
 		return err

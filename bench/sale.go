@@ -7,7 +7,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -141,15 +140,11 @@ func saleMain(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	binDir := filepath.Join(cfg.dir, ".bin")
-	if err := os.MkdirAll(binDir, 0o755); err != nil {
+	bin, err := buildCurrent(ctx, cfg.dir, cfg.root)
+	if err != nil {
 		return err
 	}
-	bin := filepath.Join(binDir, "boxoffice")
-	step("building %s (the current tree)", bin)
-	if err := buildBinary(ctx, cfg.root, bin); err != nil {
-		return err
-	}
+	binDir := filepath.Dir(bin)
 	cur := &side{name: "current", label: "current tree", bin: bin, template: cfg.db + "_tpl_sale"}
 	defer joinErr(&err, func() error { return dropBenchDB(context.Background(), cfg.adminURL, cur.template) })
 	catalogPath, err := writeCatalog(binDir, time.Now())

@@ -101,13 +101,7 @@ func dbURLFor(adminURL, db string) (string, error) {
 // database name, as every benchmark run begins. drop drops the database
 // again and says so, or is nil when keep is set (BENCH_KEEP_DB).
 func prepareRun(ctx context.Context, dir, root, adminURL, name string, keep bool) (bin, dbURL string, drop func() error, err error) {
-	binDir := filepath.Join(dir, ".bin")
-	if err := os.MkdirAll(binDir, 0o755); err != nil {
-		return "", "", nil, err
-	}
-	bin = filepath.Join(binDir, "boxoffice")
-	step("building %s", bin)
-	if err := buildBinary(ctx, root, bin); err != nil {
+	if bin, err = buildCurrent(ctx, dir, root); err != nil {
 		return "", "", nil, err
 	}
 	step("creating database %s", name)
@@ -169,6 +163,18 @@ func pgHostPort(dbURL string) (string, error) {
 		port = "5432"
 	}
 	return net.JoinHostPort(host, port), nil
+}
+
+// buildCurrent builds the current tree's server into dir/.bin/boxoffice
+// and returns its path.
+func buildCurrent(ctx context.Context, dir, root string) (string, error) {
+	binDir := filepath.Join(dir, ".bin")
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(binDir, "boxoffice")
+	step("building %s (the current tree)", bin)
+	return bin, buildBinary(ctx, root, bin)
 }
 
 // buildBinary builds cmd/boxoffice as a production build would.
