@@ -455,8 +455,8 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, a *attempt)
 	// as well. A refusal rolls back everything before it.
 	var sess *Session
 	err = s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		sess = s.session(order)
-		body, _ := json.Marshal(outcome{Session: sess, Currency: sess.Currency})
+		var body []byte
+		sess, body = s.answer(order)
 		// The answer first: a key that already has one ends the
 		// transaction before anything else is written.
 		if err := s.save(ctx, tx, a, body); err != nil {
@@ -534,8 +534,7 @@ func (s *Service) writeOrder(ctx context.Context, tx bun.Tx, p payments.InTx, re
 	if err := s.createPaymentTx(ctx, tx, p, k, req, order); err != nil {
 		return nil, err
 	}
-	sess := s.session(order)
-	body, _ := json.Marshal(outcome{Session: sess, Currency: sess.Currency})
+	sess, body := s.answer(order)
 	if err := s.save(ctx, tx, a, body); err != nil {
 		return nil, err
 	}
@@ -717,6 +716,14 @@ func (s *Service) expiry(c Caller) time.Duration {
 		return s.Config.LiveExpiry
 	}
 	return s.Config.SandboxExpiry
+}
+
+// answer is a created order's checkout session and the answer kept for
+// its idempotency key.
+func (s *Service) answer(o *store.Order) (*Session, []byte) {
+	sess := s.session(o)
+	body, _ := json.Marshal(outcome{Session: sess, Currency: sess.Currency})
+	return sess, body
 }
 
 // session renders an order as the API's checkout session.

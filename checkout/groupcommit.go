@@ -2,7 +2,6 @@ package checkout
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -119,8 +118,8 @@ func (s *Service) writeTogether(ctx context.Context, tx bun.Tx, p payments.InTx,
 		if err := s.paid(pays[i], nil, j.order); err != nil {
 			return err
 		}
-		j.sess = s.session(j.order)
-		body, _ := json.Marshal(outcome{Session: j.sess, Currency: j.sess.Currency})
+		var body []byte
+		j.sess, body = s.answer(j.order)
 		saves[i] = idempotency.Saving{Scope: j.a.scope, Key: j.a.key, Fingerprint: j.a.fingerprint, Response: body}
 	}
 	taken, err := s.Idempotency.SaveAll(ctx, tx, saves)

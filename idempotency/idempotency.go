@@ -153,12 +153,7 @@ func (s *Service) Begin(ctx context.Context, scope Scope, key, fingerprint strin
 // transaction under it (db's transaction must then roll back, and Taken
 // gives the answer).
 func (s *Service) Save(ctx context.Context, db bun.IDB, scope Scope, key, fingerprint string, response []byte) error {
-	now := s.Now().UTC()
-	rec := &store.IdempotencyRecord{
-		AppID: scope.AppID, Environment: scope.Environment, Key: key, Fingerprint: fingerprint,
-		State: store.IdempotencyDone, Owner: "", LockedUntil: now, Response: string(response),
-		CreatedAt: now, ExpiresAt: now.Add(s.retention()),
-	}
+	rec := s.doneRecord(scope, key, fingerprint, response, s.Now().UTC())
 	ok, err := store.SaveIdempotencyRecord(ctx, db, s.DB.Postgres(), rec, lockID(scope, key))
 	if err != nil {
 		return err
@@ -167,6 +162,16 @@ func (s *Service) Save(ctx context.Context, db bun.IDB, scope Scope, key, finger
 		return ErrTaken
 	}
 	return nil
+}
+
+// doneRecord is the record of a request's saved answer, as Save and
+// SaveAll store it.
+func (s *Service) doneRecord(scope Scope, key, fingerprint string, response []byte, now time.Time) *store.IdempotencyRecord {
+	return &store.IdempotencyRecord{
+		AppID: scope.AppID, Environment: scope.Environment, Key: key, Fingerprint: fingerprint,
+		State: store.IdempotencyDone, Owner: "", LockedUntil: now, Response: string(response),
+		CreatedAt: now, ExpiresAt: now.Add(s.retention()),
+	}
 }
 
 // Saving is one answer SaveAll records: Save's arguments.
@@ -185,11 +190,7 @@ func (s *Service) SaveAll(ctx context.Context, db bun.IDB, saves []Saving) (take
 	recs := make([]*store.IdempotencyRecord, len(saves))
 	locks := make([]int64, len(saves))
 	for i, v := range saves {
-		recs[i] = &store.IdempotencyRecord{
-			AppID: v.Scope.AppID, Environment: v.Scope.Environment, Key: v.Key, Fingerprint: v.Fingerprint,
-			State: store.IdempotencyDone, Owner: "", LockedUntil: now, Response: string(v.Response),
-			CreatedAt: now, ExpiresAt: now.Add(s.retention()),
-		}
+		recs[i] = s.doneRecord(v.Scope, v.Key, v.Fingerprint, v.Response, now)
 		locks[i] = lockID(v.Scope, v.Key)
 	}
 	saved, err := store.SaveIdempotencyRecords(ctx, db, s.DB.Postgres(), recs, locks)

@@ -33,20 +33,11 @@ func SetCaller(ctx context.Context, appID int64, env string) {
 // MaxRequestIDLen is the longest X-Request-Id taken from a caller.
 const MaxRequestIDLen = 128
 
-// RequestID gives each request the id its log line carries (read with
-// chi's middleware.GetReqID): the caller's X-Request-Id when it is at most
-// MaxRequestIDLen characters of [A-Za-z0-9._-], so a proxy's id links the
-// lines up; a fresh random id otherwise, so a client cannot write
+// WithRequestID returns ctx carrying the id r's log line carries (read
+// with chi's middleware.GetReqID): the caller's X-Request-Id when it is at
+// most MaxRequestIDLen characters of [A-Za-z0-9._-], so a proxy's id links
+// the lines up; a fresh random id otherwise, so a client cannot write
 // megabytes or control characters into the logs.
-func RequestID(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(WithRequestID(r.Context(), r)))
-	})
-}
-
-// WithRequestID returns ctx carrying r's request id, chosen as RequestID
-// chooses it, for a middleware that gives a request several values in one
-// WithContext.
 func WithRequestID(ctx context.Context, r *http.Request) context.Context {
 	id := r.Header.Get(middleware.RequestIDHeader)
 	if !validRequestID(id) {

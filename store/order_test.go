@@ -181,6 +181,15 @@ func TestPlausibleReference(t *testing.T) {
 	})
 }
 
+// paidOrder is a paid test order of n of c's tickets, not yet stored.
+func paidOrder(c *storetest.Catalog, app *store.App, ref string, n int64) *store.Order {
+	now := time.Now().UTC().Truncate(time.Second)
+	return &store.Order{Reference: ref, AppID: app.ID, Environment: store.EnvTest,
+		Status: store.OrderPaid, EventID: c.Event.ID, EventDateID: c.Date.ID, Currency: c.Ticket.Currency,
+		TotalAmount: n * *c.Ticket.Price, CustomerName: "Ama Mensah", CustomerEmail: "ama@example.com",
+		SuccessURL: "https://shop.example/ok", CancelURL: "https://shop.example/cancel", CreatedAt: now, UpdatedAt: now}
+}
+
 // TestInsertOrderItems: an order and its items are stored together (one
 // statement on PostgreSQL), and every item gets its own id, in the
 // items' order, and the order's id.
@@ -189,11 +198,7 @@ func TestInsertOrderItems(t *testing.T) {
 		ctx := context.Background()
 		c := storetest.MustCatalog(t, db, nil)
 		app := storetest.MustApp(t, db)
-		now := time.Now().UTC().Truncate(time.Second)
-		o := &store.Order{Reference: "ord_items_" + c.Event.Slug, AppID: app.ID, Environment: store.EnvTest,
-			Status: store.OrderPaid, EventID: c.Event.ID, EventDateID: c.Date.ID, Currency: c.Ticket.Currency,
-			TotalAmount: 6 * *c.Ticket.Price, CustomerName: "Ama Mensah", CustomerEmail: "ama@example.com",
-			SuccessURL: "https://shop.example/ok", CancelURL: "https://shop.example/cancel", CreatedAt: now, UpdatedAt: now}
+		o := paidOrder(c, app, "ord_items_"+c.Event.Slug, 6)
 		items := []store.OrderItem{
 			{TicketID: c.Ticket.ID, Name: "first", Quantity: 1, UnitPrice: *c.Ticket.Price},
 			{TicketID: c.Ticket.ID, Name: "second", Quantity: 2, UnitPrice: *c.Ticket.Price},
@@ -225,15 +230,10 @@ func TestInsertOrders(t *testing.T) {
 		ctx := context.Background()
 		c := storetest.MustCatalog(t, db, nil)
 		app := storetest.MustApp(t, db)
-		now := time.Now().UTC().Truncate(time.Second)
 		var orders []*store.Order
 		var items [][]store.OrderItem
 		for i := range 4 {
-			orders = append(orders, &store.Order{Reference: fmt.Sprintf("ord_many_%d_%s", i, c.Event.Slug), AppID: app.ID,
-				Environment: store.EnvTest, Status: store.OrderPaid, EventID: c.Event.ID, EventDateID: c.Date.ID,
-				Currency: c.Ticket.Currency, TotalAmount: int64(i+1) * *c.Ticket.Price, CustomerName: "Ama Mensah",
-				CustomerEmail: "ama@example.com", SuccessURL: "https://shop.example/ok", CancelURL: "https://shop.example/cancel",
-				CreatedAt: now, UpdatedAt: now})
+			orders = append(orders, paidOrder(c, app, fmt.Sprintf("ord_many_%d_%s", i, c.Event.Slug), int64(i+1)))
 			var its []store.OrderItem
 			for n := range i + 1 { // 1, 2, 3 and 4 items
 				its = append(its, store.OrderItem{TicketID: c.Ticket.ID, Name: fmt.Sprintf("order %d item %d", i, n),

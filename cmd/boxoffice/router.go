@@ -176,7 +176,7 @@ func (m *Main) limitBody(next http.Handler) http.Handler {
 }
 
 // logRequests gives every request what it carries throughout — its id
-// (observe.RequestID's rule), the record its log line reads
+// (observe.WithRequestID), the record its log line reads
 // (observe.WithRequest) and its client address, the socket peer or what a
 // trusted proxy says (TRUSTED_PROXIES) — in one WithContext, then writes
 // one log line per request (request id, route, status, latency, app and
