@@ -155,7 +155,8 @@ func checkStock(ctx context.Context, dbURL string, ticketID int64, before stockR
 }
 
 // prepareSide seeds side's template database with its own binary (migrate,
-// import the same catalog file, account and app) and ANALYZEs it.
+// import the same catalog file, account and app) and ANALYZEs the tables
+// that hold rows (analyzeSeeded).
 func prepareSide(ctx context.Context, cfg config, sd *side, catalogPath string) error {
 	step("seeding %s (%s) into template database %s", sd.name, sd.label, sd.template)
 	dbURL, err := copyDB(ctx, cfg.adminURL, sd.template, "")
@@ -166,7 +167,7 @@ func prepareSide(ctx context.Context, cfg config, sd *side, catalogPath string) 
 	if sd.sd, err = seedWith(ctx, sd.bin, dbURL, catalogPath); err != nil {
 		return fmt.Errorf("%s: %w", sd.name, err)
 	}
-	if err := adminExec(ctx, dbURL, "ANALYZE"); err != nil {
+	if err := analyzeSeeded(ctx, dbURL); err != nil {
 		return err
 	}
 	if sd.stock0, err = readStock(ctx, dbURL, sd.sd.ids.Tickets[refCheckoutTicket]); err != nil {

@@ -309,11 +309,17 @@ func (r *result) writeSale(b *strings.Builder) {
 	fmt.Fprintf(b, "`%s`, %d closed-loop workers, on a fresh copy of the current side's template and a fresh server, measured in %d "+
 		"windows of %s back to back (no warm-up: the sale starts cold, as a real one does). Does PostgreSQL's CPU per create grow "+
 		"as dead tuples pile up?\n\n", epCheckout, c.concurrency, saleWindows, s.window)
-	b.WriteString("| window | creates/s | p50 | p99 | server CPU/create | PostgreSQL CPU/create | errors | other CPU |\n|---|---:|---:|---:|---:|---:|---|---:|\n")
+	b.WriteString("| window | creates/s | p50 | p99 | server CPU/create | PostgreSQL CPU/create | errors | other CPU | PostgreSQL pages |\n|---|---:|---:|---:|---:|---:|---|---:|---|\n")
 	for i, w := range s.windows {
-		fmt.Fprintf(b, "| %d (%s–%s) | %.0f | %s | %s | %s | %s | %s | %.0f%% |\n", i+1, time.Duration(i)*s.window, time.Duration(i+1)*s.window,
-			w.rps, ms(w.p50), ms(w.p99), ms(w.serverCPU), ms(w.pgCPU), errCell(w), 100*w.otherCPU)
+		io := "—"
+		if i < len(s.io) {
+			io = s.io[i].String()
+		}
+		fmt.Fprintf(b, "| %d (%s–%s) | %.0f | %s | %s | %s | %s | %s | %.0f%% | %s |\n", i+1, time.Duration(i)*s.window, time.Duration(i+1)*s.window,
+			w.rps, ms(w.p50), ms(w.p99), ms(w.serverCPU), ms(w.pgCPU), errCell(w), 100*w.otherCPU, io)
 	}
+	b.WriteString("\nPostgreSQL pages: what backends had to write out themselves to find a free buffer (`pg_stat_bgwriter.buffers_backend`), " +
+		"what the background writer wrote, and the pages of the sale's database not found in shared_buffers (`blks_read`), in the window.\n")
 	fmt.Fprintf(b, "\nPostgreSQL CPU per create, last window over first: **%.2f×** (must not grow: ≤ %.1f×). Stock at the end: %s.\n\n",
 		s.growth(), saleGrowth, s.stock)
 	b.WriteString("At the end (`pg_stat_user_tables`, after the server stopped; the counters began when the sale's database was " +
@@ -326,6 +332,17 @@ func (r *result) writeSale(b *strings.Builder) {
 		}
 		fmt.Fprintf(b, "| %s | %d | %d | %d | %s | %d | %s | %d | %s |\n", t.name, t.live, t.dead, t.upd, hot, t.autovacuums,
 			t.lastAutovacuum, t.autoanalyzes, t.fillfactorOpt)
+	}
+	if len(s.sizes) > 0 {
+		orders := s.stock.orders
+		b.WriteString("\nThe largest tables and indexes at the end, and their bytes per order of the sale:\n\n| relation | kind | size | per order |\n|---|---|---:|---:|\n")
+		for _, r := range s.sizes {
+			per := "—"
+			if orders > 0 {
+				per = fmt.Sprintf("%.0f B", float64(r.bytes)/float64(orders))
+			}
+			fmt.Fprintf(b, "| %s | %s | %.1f MB | %s |\n", r.name, r.kind, float64(r.bytes)/(1<<20), per)
+		}
 	}
 }
 

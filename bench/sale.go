@@ -28,6 +28,8 @@ const (
 type saleResult struct {
 	window  time.Duration
 	windows []stats
+	io      []ioCounters
+	sizes   []relSize
 	tables  []tableStats
 	stock   stockCheck
 	ran     bool
@@ -60,10 +62,19 @@ func flashSale(ctx context.Context, cfg config, sd *side, db string) (saleResult
 			_ = srv.stop()
 			return res, ctx.Err()
 		}
+		io0, err := readIOCounters(ctx, cfg.adminURL, db)
+		if err != nil {
+			return res, err
+		}
 		s := measureRun(pid, db, func() stats { return stats{} }, func() stats { return closedLoop(e, cfg.concurrency, 0, res.window) })
+		io1, err := readIOCounters(ctx, cfg.adminURL, db)
+		if err != nil {
+			return res, err
+		}
 		res.windows = append(res.windows, s)
-		step("  window %d/%d: %6.0f creates/s  p50 %-9s p99 %-9s errors %d  server CPU %s/create  PostgreSQL CPU %s/create",
-			w+1, saleWindows, s.rps, ms(s.p50), ms(s.p99), s.errors, ms(s.serverCPU), ms(s.pgCPU))
+		res.io = append(res.io, io1.sub(io0))
+		step("  window %d/%d: %6.0f creates/s  p50 %-9s p99 %-9s errors %d  server CPU %s/create  PostgreSQL CPU %s/create  %s",
+			w+1, saleWindows, s.rps, ms(s.p50), ms(s.p99), s.errors, ms(s.serverCPU), ms(s.pgCPU), res.io[w])
 		if gone, err := srv.gone(); gone {
 			return res, fmt.Errorf("boxoffice serve exited during the sale: %v (see %s)", err, logPath)
 		}
@@ -73,6 +84,9 @@ func flashSale(ctx context.Context, cfg config, sd *side, db string) (saleResult
 	}
 	res.stock = checkStock(ctx, dbURL, sd.sd.ids.Tickets[refCheckoutTicket], sd.stock0)
 	if res.tables, err = readTableStats(ctx, dbURL, "tickets", "idempotency_keys", "orders"); err != nil {
+		return res, err
+	}
+	if res.sizes, err = readRelSizes(ctx, dbURL, 16); err != nil {
 		return res, err
 	}
 	res.ran = true
@@ -162,6 +176,9 @@ func saleMain(ctx context.Context) (err error) {
 	step("stock: %s", res.stock.String())
 	for _, t := range res.tables {
 		step("%+v", t)
+	}
+	for _, r := range res.sizes {
+		step("%-40s %-5s %8.1f MB", r.name, r.kind, float64(r.bytes)/(1<<20))
 	}
 	return nil
 }

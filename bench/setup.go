@@ -325,14 +325,53 @@ func seed(ctx context.Context, bin, dir, dbURL string) (*seeded, error) {
 }
 
 // seedAnalyzed seeds the database at dbURL as seed does, saying so, and
-// ANALYZEs it: how the soak, the door and the peers runs begin.
+// ANALYZEs the tables that hold rows (analyzeSeeded): how the soak, the door and the peers runs begin.
 func seedAnalyzed(ctx context.Context, bin, dir, dbURL string) (*seeded, error) {
 	step("migrating and importing %d events × %d dates × %d tickets", nEvents, datesPerEvent, ticketsPerDate)
 	sd, err := seed(ctx, bin, dir, dbURL)
 	if err != nil {
 		return nil, err
 	}
-	return sd, adminExec(ctx, dbURL, "ANALYZE")
+	return sd, analyzeSeeded(ctx, dbURL)
+}
+
+// analyzeSeeded ANALYZEs the tables of the database at dbURL that hold
+// rows, and leaves the empty ones (orders, order_items, idempotency_keys…)
+// never analyzed, as autovacuum leaves a new deployment's tables until
+// rows arrive. An ANALYZE of an empty table records it as empty: the
+// planner then believes its one page, and a backend's cached plan for the
+// foreign-key checks on orders (order_items, order_changes) became a
+// sequential scan that no invalidation replaced while orders grew (this
+// machine's PostgreSQL runs with autovacuum off), so each create scanned
+// every earlier order. A table never analyzed counts as at least ten pages,
+// where the primary key's index wins.
+func analyzeSeeded(ctx context.Context, dbURL string) error {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT quote_ident(tablename) FROM pg_tables WHERE schemaname = current_schema()`)
+	if err != nil {
+		return err
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		var any bool
+		if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+t+")").Scan(&any); err != nil {
+			return err
+		}
+		if !any {
+			continue
+		}
+		if _, err := conn.Exec(ctx, "ANALYZE "+t); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeCatalog writes catalogFile(now) into dir and returns its path.

@@ -145,3 +145,22 @@ func redactURL(raw string) string {
 	}
 	return u.Redacted()
 }
+
+// AutovacuumWarning is what serve logs when PostgreSQL runs without
+// autovacuum.
+const AutovacuumWarning = "PostgreSQL runs with autovacuum off: nothing removes dead rows or refreshes the planner's " +
+	"statistics, so plans made while orders was small (a sequential scan for each order's foreign-key checks) stay " +
+	"as it grows and checkout slows with every order; turn autovacuum on (docs/operator.md, Production)"
+
+// AutovacuumOff reports whether the PostgreSQL server has autovacuum
+// turned off; on SQLite it is false.
+func AutovacuumOff(ctx context.Context, db *DB) (bool, error) {
+	if !db.Postgres() {
+		return false, nil
+	}
+	var on string
+	if err := db.QueryRowContext(ctx, "SELECT current_setting('autovacuum')").Scan(&on); err != nil {
+		return false, fmt.Errorf("read autovacuum: %w", err)
+	}
+	return on == "off", nil
+}

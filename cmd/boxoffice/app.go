@@ -322,6 +322,11 @@ func (m *Main) Serve(ctx context.Context, ln, admin net.Listener) error {
 	if m.devPay != nil {
 		m.Log.Warn(devpay.Warning)
 	}
+	if off, err := store.AutovacuumOff(ctx, m.DB); err != nil {
+		m.Log.Warn("could not read PostgreSQL's autovacuum setting", "err", err)
+	} else if off {
+		m.Log.Warn(store.AutovacuumWarning)
+	}
 	servers := []*http.Server{m.httpServer(m.Handler())}
 	listeners := []net.Listener{ln}
 	if admin != nil {

@@ -372,31 +372,57 @@ func TestDevPayWarning(t *testing.T) {
 		provider string
 		warns    bool
 	}{{"dev", true}, {"", false}} {
-		logs := &syncBuffer{}
 		cfg := DefaultConfig()
 		cfg.PaymentProvider = tt.provider
-		m, err := New(cfg, storetest.MustOpen(t, "sqlite"), slog.New(slog.NewTextHandler(logs, nil)))
-		require.NoError(t, err)
-		require.NoError(t, m.Migrate(context.Background()))
-		ln, err := newLocalListener()
-		require.NoError(t, err)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- m.Serve(ctx, ln, nil) }()
-		waitFor(t, 10*time.Second, "serve to answer", func() bool {
-			res, err := http.Get("http://" + ln.Addr().String() + "/healthz")
-			if err != nil {
-				return false
-			}
-			res.Body.Close()
-			return true
-		})
-		cancel()
-		require.NoError(t, <-done)
-		warned := strings.Contains(logs.String(), `level=WARN msg="PAYMENT_PROVIDER=dev: `) && strings.Contains(logs.String(), "NOT a real payment provider")
-		require.Equal(t, tt.warns, warned, "PAYMENT_PROVIDER=%q: %s", tt.provider, logs.String())
+		logs := serveLogs(t, cfg, storetest.MustOpen(t, "sqlite"))
+		warned := strings.Contains(logs, `level=WARN msg="PAYMENT_PROVIDER=dev: `) && strings.Contains(logs, "NOT a real payment provider")
+		require.Equal(t, tt.warns, warned, "PAYMENT_PROVIDER=%q: %s", tt.provider, logs)
 		if tt.warns {
 			require.Contains(t, devpay.Warning, "Never use it in production")
 		}
 	}
+}
+
+// TestAutovacuumWarning: serve on a PostgreSQL without autovacuum says
+// so, and on one with it (and on SQLite) says nothing of it. The setting is
+// the server's (postgresql.conf), so each backend's run checks the branch
+// its server takes against what the server reports.
+func TestAutovacuumWarning(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		off := false
+		if db.Postgres() {
+			var setting string
+			require.NoError(t, db.QueryRowContext(context.Background(), "SHOW autovacuum").Scan(&setting))
+			off = setting == "off"
+		}
+		logs := serveLogs(t, DefaultConfig(), db)
+		require.Equal(t, off, strings.Contains(logs, "level=WARN msg=\"PostgreSQL runs with autovacuum off"), logs)
+	})
+}
+
+// serveLogs runs serve on db until it answers /healthz, stops it and
+// returns what it logged.
+func serveLogs(t *testing.T, cfg Config, db *store.DB) string {
+	t.Helper()
+	logs := &syncBuffer{}
+	m, err := New(cfg, db, slog.New(slog.NewTextHandler(logs, nil)))
+	require.NoError(t, err)
+	require.NoError(t, m.Migrate(context.Background()))
+	ln, err := newLocalListener()
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Serve(ctx, ln, nil) }()
+	waitFor(t, 10*time.Second, "serve to answer", func() bool {
+		res, err := http.Get("http://" + ln.Addr().String() + "/healthz")
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return true
+	})
+	cancel()
+	require.NoError(t, <-done)
+	return logs.String()
 }
