@@ -3911,23 +3911,7 @@ func (ec *executionContext) fieldContext_CheckIn_gate(_ context.Context, field g
 }
 
 func (ec *executionContext) _CheckIn_scannedAt(ctx context.Context, field graphql.CollectedField, obj *model.CheckIn) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CheckIn_scannedAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ScannedAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDateTime2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*stringValue)(&obj.ScannedAt)
 }
 func (ec *executionContext) fieldContext_CheckIn_scannedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckIn", field, false, false, errNoChildren5)
@@ -4069,23 +4053,7 @@ func (ec *executionContext) fieldContext_CheckInPayload_userErrors(_ context.Con
 }
 
 func (ec *executionContext) _CheckInPrevious_scannedAt(ctx context.Context, field graphql.CollectedField, obj *model.CheckInPrevious) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CheckInPrevious_scannedAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ScannedAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDateTime2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*stringValue)(&obj.ScannedAt)
 }
 func (ec *executionContext) fieldContext_CheckInPrevious_scannedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckInPrevious", field, false, false, errNoChildren5)
@@ -4148,23 +4116,7 @@ func (ec *executionContext) fieldContext_CheckoutSession_checkoutUrl(_ context.C
 }
 
 func (ec *executionContext) _CheckoutSession_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CheckoutSession_expiresAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExpiresAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return optString(obj.ExpiresAt)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren5)
@@ -4499,46 +4451,14 @@ func (ec *executionContext) fieldContext_Event_lastEnddate(_ context.Context, fi
 }
 
 func (ec *executionContext) _Event_nextStartdateIso(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_nextStartdateIso(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.NextStartdateISO, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return optString(obj.NextStartdateISO)
 }
 func (ec *executionContext) fieldContext_Event_nextStartdateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Event_lastEnddateIso(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_lastEnddateIso(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LastEnddateISO, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return optString(obj.LastEnddateISO)
 }
 func (ec *executionContext) fieldContext_Event_lastEnddateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren5)
@@ -4566,46 +4486,14 @@ func (ec *executionContext) fieldContext_Event_timezone(_ context.Context, field
 }
 
 func (ec *executionContext) _Event_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_createdAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CreatedAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDateTime2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*stringValue)(&obj.CreatedAt)
 }
 func (ec *executionContext) fieldContext_Event_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Event_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Event) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_updatedAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.UpdatedAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDateTime2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*stringValue)(&obj.UpdatedAt)
 }
 func (ec *executionContext) fieldContext_Event_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Event", field, false, false, errNoChildren5)
@@ -4680,7 +4568,7 @@ func (ec *executionContext) fieldContext_Event_dates(ctx context.Context, field 
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Event_dates_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Event_dates_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -4794,46 +4682,14 @@ func (ec *executionContext) fieldContext_EventDate_enddate(_ context.Context, fi
 }
 
 func (ec *executionContext) _EventDate_startdateIso(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_EventDate_startdateIso(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.StartdateISO, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return optString(obj.StartdateISO)
 }
 func (ec *executionContext) fieldContext_EventDate_startdateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _EventDate_enddateIso(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_EventDate_enddateIso(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EnddateISO, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return optString(obj.EnddateISO)
 }
 func (ec *executionContext) fieldContext_EventDate_enddateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren5)
@@ -5264,23 +5120,7 @@ func (ec *executionContext) fieldContext_IssuedTicket_status(_ context.Context, 
 }
 
 func (ec *executionContext) _IssuedTicket_checkedInAt(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_IssuedTicket_checkedInAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CheckedInAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return optString(obj.CheckedInAt)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_checkedInAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren5)
@@ -5395,7 +5235,7 @@ func (ec *executionContext) fieldContext_Mutation_createCheckoutSession(ctx cont
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Mutation_createCheckoutSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Mutation_createCheckoutSession_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5439,7 +5279,7 @@ func (ec *executionContext) fieldContext_Mutation_expireCheckoutSession(ctx cont
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Mutation_expireCheckoutSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Mutation_expireCheckoutSession_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5483,7 +5323,7 @@ func (ec *executionContext) fieldContext_Mutation_checkIn(ctx context.Context, f
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Mutation_checkIn_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Mutation_checkIn_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5535,46 +5375,14 @@ func (ec *executionContext) fieldContext_Order_currency(_ context.Context, field
 }
 
 func (ec *executionContext) _Order_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Order_createdAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CreatedAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return optString(obj.CreatedAt)
 }
 func (ec *executionContext) fieldContext_Order_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Order_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Order_updatedAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.UpdatedAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return optString(obj.UpdatedAt)
 }
 func (ec *executionContext) fieldContext_Order_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren5)
@@ -5639,23 +5447,7 @@ func (ec *executionContext) fieldContext_Order_requiresPayment(_ context.Context
 }
 
 func (ec *executionContext) _Order_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Order_expiresAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ExpiresAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return optString(obj.ExpiresAt)
 }
 func (ec *executionContext) fieldContext_Order_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren5)
@@ -6043,7 +5835,7 @@ func (ec *executionContext) fieldContext_Query_events(ctx context.Context, field
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_events_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6087,7 +5879,7 @@ func (ec *executionContext) fieldContext_Query_eventsConnection(ctx context.Cont
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_eventsConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_eventsConnection_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6131,7 +5923,7 @@ func (ec *executionContext) fieldContext_Query_eventBySlug(ctx context.Context, 
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_eventBySlug_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_eventBySlug_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6175,7 +5967,7 @@ func (ec *executionContext) fieldContext_Query_event(ctx context.Context, field 
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_event_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_event_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6219,7 +6011,7 @@ func (ec *executionContext) fieldContext_Query_eventDate(ctx context.Context, fi
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_eventDate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_eventDate_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6263,7 +6055,7 @@ func (ec *executionContext) fieldContext_Query_order(ctx context.Context, field 
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_order_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_order_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6307,7 +6099,7 @@ func (ec *executionContext) fieldContext_Query_orders(ctx context.Context, field
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_orders_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_orders_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6351,7 +6143,7 @@ func (ec *executionContext) fieldContext_Query_orderChanges(ctx context.Context,
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_orderChanges_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_orderChanges_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6395,7 +6187,7 @@ func (ec *executionContext) fieldContext_Query_checkInStats(ctx context.Context,
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_checkInStats_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_checkInStats_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6439,7 +6231,7 @@ func (ec *executionContext) fieldContext_Query___type(ctx context.Context, field
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query___type_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query___type_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6515,7 +6307,7 @@ func (ec *executionContext) fieldContext_Subscription_orderUpdated(ctx context.C
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Subscription_orderUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Subscription_orderUpdated_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6559,7 +6351,7 @@ func (ec *executionContext) fieldContext_Subscription_availabilityChanged(ctx co
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Subscription_availabilityChanged_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Subscription_availabilityChanged_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6603,7 +6395,7 @@ func (ec *executionContext) fieldContext_Subscription_checkIns(ctx context.Conte
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Subscription_checkIns_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Subscription_checkIns_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6766,46 +6558,14 @@ func (ec *executionContext) fieldContext_Ticket_salesenddate(_ context.Context, 
 }
 
 func (ec *executionContext) _Ticket_salesstartdateIso(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Ticket_salesstartdateIso(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SalesstartdateISO, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return optString(obj.SalesstartdateISO)
 }
 func (ec *executionContext) fieldContext_Ticket_salesstartdateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren5)
 }
 
 func (ec *executionContext) _Ticket_salesenddateIso(ctx context.Context, field graphql.CollectedField, obj *model.Ticket) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Ticket_salesenddateIso(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SalesenddateISO, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return optString(obj.SalesenddateISO)
 }
 func (ec *executionContext) fieldContext_Ticket_salesenddateIso(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Ticket", field, false, false, errNoChildren5)
@@ -6923,23 +6683,7 @@ func (ec *executionContext) fieldContext_TicketsEmail_status(_ context.Context, 
 }
 
 func (ec *executionContext) _TicketsEmail_sentAt(ctx context.Context, field graphql.CollectedField, obj *model.TicketsEmail) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TicketsEmail_sentAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SentAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalODateTime2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return optString(obj.SentAt)
 }
 func (ec *executionContext) fieldContext_TicketsEmail_sentAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TicketsEmail", field, false, false, errNoChildren5)
@@ -7141,7 +6885,7 @@ func (ec *executionContext) fieldContext___Directive_args(ctx context.Context, f
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field___Directive_args_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field___Directive_args_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7290,7 +7034,7 @@ func (ec *executionContext) fieldContext___Field_args(ctx context.Context, field
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field___Field_args_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field___Field_args_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7802,7 +7546,7 @@ func (ec *executionContext) fieldContext___Type_fields(ctx context.Context, fiel
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field___Type_fields_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field___Type_fields_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7910,7 +7654,7 @@ func (ec *executionContext) fieldContext___Type_enumValues(ctx context.Context, 
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field___Type_enumValues_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field___Type_enumValues_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -8320,7 +8064,8 @@ var checkInImplementors = []string{"CheckIn"}
 func (ec *executionContext) _CheckIn(ctx context.Context, sel ast.SelectionSet, obj *model.CheckIn) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, checkInImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8386,7 +8131,7 @@ func (ec *executionContext) _CheckIn(ctx context.Context, sel ast.SelectionSet, 
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var checkInPayloadImplementors = []string{"CheckInPayload"}
@@ -8394,7 +8139,8 @@ var checkInPayloadImplementors = []string{"CheckInPayload"}
 func (ec *executionContext) _CheckInPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CheckInPayload) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, checkInPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8435,7 +8181,7 @@ func (ec *executionContext) _CheckInPayload(ctx context.Context, sel ast.Selecti
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var checkInPreviousImplementors = []string{"CheckInPrevious"}
@@ -8443,7 +8189,8 @@ var checkInPreviousImplementors = []string{"CheckInPrevious"}
 func (ec *executionContext) _CheckInPrevious(ctx context.Context, sel ast.SelectionSet, obj *model.CheckInPrevious) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, checkInPreviousImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8479,7 +8226,7 @@ func (ec *executionContext) _CheckInPrevious(ctx context.Context, sel ast.Select
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var checkInStatsImplementors = []string{"CheckInStats"}
@@ -8487,7 +8234,8 @@ var checkInStatsImplementors = []string{"CheckInStats"}
 func (ec *executionContext) _CheckInStats(ctx context.Context, sel ast.SelectionSet, obj *model.CheckInStats) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, checkInStatsImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8538,7 +8286,7 @@ func (ec *executionContext) _CheckInStats(ctx context.Context, sel ast.Selection
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var checkoutSessionImplementors = []string{"CheckoutSession"}
@@ -8546,7 +8294,8 @@ var checkoutSessionImplementors = []string{"CheckoutSession"}
 func (ec *executionContext) _CheckoutSession(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutSession) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, checkoutSessionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8617,7 +8366,7 @@ func (ec *executionContext) _CheckoutSession(ctx context.Context, sel ast.Select
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var createCheckoutSessionPayloadImplementors = []string{"CreateCheckoutSessionPayload"}
@@ -8625,7 +8374,8 @@ var createCheckoutSessionPayloadImplementors = []string{"CreateCheckoutSessionPa
 func (ec *executionContext) _CreateCheckoutSessionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateCheckoutSessionPayload) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, createCheckoutSessionPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8666,7 +8416,7 @@ func (ec *executionContext) _CreateCheckoutSessionPayload(ctx context.Context, s
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var cursorPageInfoImplementors = []string{"CursorPageInfo"}
@@ -8674,7 +8424,8 @@ var cursorPageInfoImplementors = []string{"CursorPageInfo"}
 func (ec *executionContext) _CursorPageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.CursorPageInfo) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, cursorPageInfoImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8720,7 +8471,7 @@ func (ec *executionContext) _CursorPageInfo(ctx context.Context, sel ast.Selecti
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var dateAvailabilityImplementors = []string{"DateAvailability"}
@@ -8728,7 +8479,8 @@ var dateAvailabilityImplementors = []string{"DateAvailability"}
 func (ec *executionContext) _DateAvailability(ctx context.Context, sel ast.SelectionSet, obj *model.DateAvailability) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, dateAvailabilityImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8764,7 +8516,7 @@ func (ec *executionContext) _DateAvailability(ctx context.Context, sel ast.Selec
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var eventImplementors = []string{"Event"}
@@ -8772,7 +8524,8 @@ var eventImplementors = []string{"Event"}
 func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *model.Event) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, eventImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8887,20 +8640,20 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 		case "dates":
 			field := field
 
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Event_dates(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
 			if field.IsDeferred() {
+				innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+					ctx = deferredField{ctx}
+					defer func() {
+						if r := recover(); r != nil {
+							ec.Error(ctx, ec.Recover(ctx, r))
+						}
+					}()
+					res = ec._Event_dates(ctx, field, obj)
+					if res == graphql.Null {
+						atomic.AddUint32(&fs.Invalids, 1)
+					}
+					return res
+				}
 				if deferredFieldSet == nil {
 					deferredFieldSet, deferLabelToView = graphql.NewFieldSet(nil), map[string]*graphql.FieldSetView{}
 				}
@@ -8924,12 +8677,22 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 				continue
 			}
 
-			out.Values[i] = innerFunc(ctx, out)
+			out.Values[i] = func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Event_dates(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}(ctx, out)
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -8945,7 +8708,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var eventConnectionImplementors = []string{"EventConnection"}
@@ -8953,7 +8716,8 @@ var eventConnectionImplementors = []string{"EventConnection"}
 func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.SelectionSet, obj *model.EventConnection) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, eventConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -8994,7 +8758,7 @@ func (ec *executionContext) _EventConnection(ctx context.Context, sel ast.Select
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var eventDateImplementors = []string{"EventDate"}
@@ -9002,7 +8766,8 @@ var eventDateImplementors = []string{"EventDate"}
 func (ec *executionContext) _EventDate(ctx context.Context, sel ast.SelectionSet, obj *model.EventDate) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, eventDateImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9107,7 +8872,44 @@ func (ec *executionContext) _EventDate(ctx context.Context, sel ast.SelectionSet
 		case "venue":
 			field := field
 
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			if field.IsDeferred() {
+				innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+					ctx = deferredField{ctx}
+					defer func() {
+						if r := recover(); r != nil {
+							ec.Error(ctx, ec.Recover(ctx, r))
+						}
+					}()
+					res = ec._EventDate_venue(ctx, field, obj)
+					if res == graphql.RequiredNull {
+						atomic.AddUint32(&fs.Invalids, 1)
+					}
+					return res
+				}
+				if deferredFieldSet == nil {
+					deferredFieldSet, deferLabelToView = graphql.NewFieldSet(nil), map[string]*graphql.FieldSetView{}
+				}
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Values[i] = func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -9118,9 +8920,24 @@ func (ec *executionContext) _EventDate(ctx context.Context, sel ast.SelectionSet
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
-			}
+			}(ctx, out)
+		case "tickets":
+			field := field
 
 			if field.IsDeferred() {
+				innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+					ctx = deferredField{ctx}
+					defer func() {
+						if r := recover(); r != nil {
+							ec.Error(ctx, ec.Recover(ctx, r))
+						}
+					}()
+					res = ec._EventDate_tickets(ctx, field, obj)
+					if res == graphql.Null {
+						atomic.AddUint32(&fs.Invalids, 1)
+					}
+					return res
+				}
 				if deferredFieldSet == nil {
 					deferredFieldSet, deferLabelToView = graphql.NewFieldSet(nil), map[string]*graphql.FieldSetView{}
 				}
@@ -9144,11 +8961,7 @@ func (ec *executionContext) _EventDate(ctx context.Context, sel ast.SelectionSet
 				continue
 			}
 
-			out.Values[i] = innerFunc(ctx, out)
-		case "tickets":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+			out.Values[i] = func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
 				defer func() {
 					if r := recover(); r != nil {
 						ec.Error(ctx, ec.Recover(ctx, r))
@@ -9159,38 +8972,11 @@ func (ec *executionContext) _EventDate(ctx context.Context, sel ast.SelectionSet
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
-			}
-
-			if field.IsDeferred() {
-				if deferredFieldSet == nil {
-					deferredFieldSet, deferLabelToView = graphql.NewFieldSet(nil), map[string]*graphql.FieldSetView{}
-				}
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Values[i] = innerFunc(ctx, out)
+			}(ctx, out)
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
 	}
-	out.Dispatch(ctx)
 	if out.Invalids > 0 {
 		return graphql.Null
 	}
@@ -9206,7 +8992,7 @@ func (ec *executionContext) _EventDate(ctx context.Context, sel ast.SelectionSet
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var eventEdgeImplementors = []string{"EventEdge"}
@@ -9214,7 +9000,8 @@ var eventEdgeImplementors = []string{"EventEdge"}
 func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet, obj *model.EventEdge) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, eventEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9250,7 +9037,7 @@ func (ec *executionContext) _EventEdge(ctx context.Context, sel ast.SelectionSet
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var eventPageImplementors = []string{"EventPage"}
@@ -9258,7 +9045,8 @@ var eventPageImplementors = []string{"EventPage"}
 func (ec *executionContext) _EventPage(ctx context.Context, sel ast.SelectionSet, obj *model.EventPage) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, eventPageImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9299,7 +9087,7 @@ func (ec *executionContext) _EventPage(ctx context.Context, sel ast.SelectionSet
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var expireCheckoutSessionPayloadImplementors = []string{"ExpireCheckoutSessionPayload"}
@@ -9307,7 +9095,8 @@ var expireCheckoutSessionPayloadImplementors = []string{"ExpireCheckoutSessionPa
 func (ec *executionContext) _ExpireCheckoutSessionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ExpireCheckoutSessionPayload) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, expireCheckoutSessionPayloadImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9343,7 +9132,7 @@ func (ec *executionContext) _ExpireCheckoutSessionPayload(ctx context.Context, s
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var issuedTicketImplementors = []string{"IssuedTicket"}
@@ -9351,7 +9140,8 @@ var issuedTicketImplementors = []string{"IssuedTicket"}
 func (ec *executionContext) _IssuedTicket(ctx context.Context, sel ast.SelectionSet, obj *model.IssuedTicket) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, issuedTicketImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9437,7 +9227,7 @@ func (ec *executionContext) _IssuedTicket(ctx context.Context, sel ast.Selection
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var lineItemImplementors = []string{"LineItem"}
@@ -9445,7 +9235,8 @@ var lineItemImplementors = []string{"LineItem"}
 func (ec *executionContext) _LineItem(ctx context.Context, sel ast.SelectionSet, obj *model.LineItem) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, lineItemImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9496,7 +9287,7 @@ func (ec *executionContext) _LineItem(ctx context.Context, sel ast.SelectionSet,
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var moneyImplementors = []string{"Money"}
@@ -9504,7 +9295,8 @@ var moneyImplementors = []string{"Money"}
 func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *model.Money) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, moneyImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9540,7 +9332,7 @@ func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, ob
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var mutationImplementors = []string{"Mutation"}
@@ -9551,7 +9343,8 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		Object: "Mutation",
 	})
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9603,7 +9396,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var orderImplementors = []string{"Order"}
@@ -9611,7 +9404,8 @@ var orderImplementors = []string{"Order"}
 func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *model.Order) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, orderImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9732,7 +9526,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var orderChangePageImplementors = []string{"OrderChangePage"}
@@ -9740,7 +9534,8 @@ var orderChangePageImplementors = []string{"OrderChangePage"}
 func (ec *executionContext) _OrderChangePage(ctx context.Context, sel ast.SelectionSet, obj *model.OrderChangePage) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, orderChangePageImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9781,7 +9576,7 @@ func (ec *executionContext) _OrderChangePage(ctx context.Context, sel ast.Select
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var orderConnectionImplementors = []string{"OrderConnection"}
@@ -9789,7 +9584,8 @@ var orderConnectionImplementors = []string{"OrderConnection"}
 func (ec *executionContext) _OrderConnection(ctx context.Context, sel ast.SelectionSet, obj *model.OrderConnection) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, orderConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9825,7 +9621,7 @@ func (ec *executionContext) _OrderConnection(ctx context.Context, sel ast.Select
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var orderEdgeImplementors = []string{"OrderEdge"}
@@ -9833,7 +9629,8 @@ var orderEdgeImplementors = []string{"OrderEdge"}
 func (ec *executionContext) _OrderEdge(ctx context.Context, sel ast.SelectionSet, obj *model.OrderEdge) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, orderEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9869,7 +9666,7 @@ func (ec *executionContext) _OrderEdge(ctx context.Context, sel ast.SelectionSet
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var pageNumbersImplementors = []string{"PageNumbers"}
@@ -9877,7 +9674,8 @@ var pageNumbersImplementors = []string{"PageNumbers"}
 func (ec *executionContext) _PageNumbers(ctx context.Context, sel ast.SelectionSet, obj *model.PageNumbers) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, pageNumbersImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9933,7 +9731,7 @@ func (ec *executionContext) _PageNumbers(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var pricingSummaryImplementors = []string{"PricingSummary"}
@@ -9941,7 +9739,8 @@ var pricingSummaryImplementors = []string{"PricingSummary"}
 func (ec *executionContext) _PricingSummary(ctx context.Context, sel ast.SelectionSet, obj *model.PricingSummary) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, pricingSummaryImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -9982,7 +9781,7 @@ func (ec *executionContext) _PricingSummary(ctx context.Context, sel ast.Selecti
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var queryImplementors = []string{"Query"}
@@ -10237,7 +10036,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return &objectFields{fields: fields, values: out.Values}
 }
 
 var subscriptionImplementors = []string{"Subscription"}
@@ -10269,7 +10068,8 @@ var ticketImplementors = []string{"Ticket"}
 func (ec *executionContext) _Ticket(ctx context.Context, sel ast.SelectionSet, obj *model.Ticket) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, ticketImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -10415,7 +10215,7 @@ func (ec *executionContext) _Ticket(ctx context.Context, sel ast.SelectionSet, o
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var ticketAvailabilityImplementors = []string{"TicketAvailability"}
@@ -10423,7 +10223,8 @@ var ticketAvailabilityImplementors = []string{"TicketAvailability"}
 func (ec *executionContext) _TicketAvailability(ctx context.Context, sel ast.SelectionSet, obj *model.TicketAvailability) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, ticketAvailabilityImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -10459,7 +10260,7 @@ func (ec *executionContext) _TicketAvailability(ctx context.Context, sel ast.Sel
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var ticketsEmailImplementors = []string{"TicketsEmail"}
@@ -10467,7 +10268,8 @@ var ticketsEmailImplementors = []string{"TicketsEmail"}
 func (ec *executionContext) _TicketsEmail(ctx context.Context, sel ast.SelectionSet, obj *model.TicketsEmail) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, ticketsEmailImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -10503,7 +10305,7 @@ func (ec *executionContext) _TicketsEmail(ctx context.Context, sel ast.Selection
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var userErrorImplementors = []string{"UserError"}
@@ -10511,7 +10313,8 @@ var userErrorImplementors = []string{"UserError"}
 func (ec *executionContext) _UserError(ctx context.Context, sel ast.SelectionSet, obj *model.UserError) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, userErrorImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -10552,7 +10355,7 @@ func (ec *executionContext) _UserError(ctx context.Context, sel ast.SelectionSet
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var venueImplementors = []string{"Venue"}
@@ -10560,7 +10363,8 @@ var venueImplementors = []string{"Venue"}
 func (ec *executionContext) _Venue(ctx context.Context, sel ast.SelectionSet, obj *model.Venue) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, venueImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -10631,7 +10435,7 @@ func (ec *executionContext) _Venue(ctx context.Context, sel ast.SelectionSet, ob
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var __DirectiveImplementors = []string{"__Directive"}
@@ -10639,7 +10443,8 @@ var __DirectiveImplementors = []string{"__Directive"}
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, __DirectiveImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -10690,7 +10495,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var __EnumValueImplementors = []string{"__EnumValue"}
@@ -10698,7 +10503,8 @@ var __EnumValueImplementors = []string{"__EnumValue"}
 func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.EnumValue) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, __EnumValueImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -10744,7 +10550,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var __FieldImplementors = []string{"__Field"}
@@ -10752,7 +10558,8 @@ var __FieldImplementors = []string{"__Field"}
 func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, obj *introspection.Field) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, __FieldImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -10808,7 +10615,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var __InputValueImplementors = []string{"__InputValue"}
@@ -10816,7 +10623,8 @@ var __InputValueImplementors = []string{"__InputValue"}
 func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.InputValue) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, __InputValueImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -10872,7 +10680,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var __SchemaImplementors = []string{"__Schema"}
@@ -10880,7 +10688,8 @@ var __SchemaImplementors = []string{"__Schema"}
 func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet, obj *introspection.Schema) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, __SchemaImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -10936,7 +10745,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 var __TypeImplementors = []string{"__Type"}
@@ -10944,7 +10753,8 @@ var __TypeImplementors = []string{"__Type"}
 func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, obj *introspection.Type) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, __TypeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
 	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -11025,7 +10835,7 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 		})
 	}
 
-	return objectFields{fields: fields, values: out.Values}
+	return answer
 }
 
 // endregion **************************** object.gotpl ****************************

@@ -33,7 +33,10 @@ func marshalSlice(ctx context.Context, length int, _ int64, omitPanicHandler boo
 	if length == 0 {
 		return ret
 	}
-	list := &listObjects{}
+	list := listOf(ctx) // a list within a list shares the outer one's
+	if list == nil {
+		list = &listObjects{}
+	}
 	parent := graphql.GetFieldContext(ctx)
 	for i := range length {
 		e := &listElement{Context: ctx, list: list, idx: i}
@@ -64,10 +67,39 @@ type listElement struct {
 }
 
 func (e *listElement) Value(key any) any {
-	if key == fieldContextKey {
+	switch key {
+	case fieldContextKey:
 		return &e.fc
+	case listKey{}:
+		return e.list
 	}
 	return e.Context.Value(key)
+}
+
+// listKey finds, from a context below a list element (a field of an
+// element, an object of such a field), the element's list.
+type listKey struct{}
+
+// deferredField is the context of a field that @defer answers later, in a
+// goroutine of its own: the lists above it are hidden from listOf, since
+// their memo is not safe for concurrent use, and the lists below it make
+// their own (`make generate` rewrites deferred fields to start from it).
+type deferredField struct{ context.Context }
+
+func (d deferredField) Value(key any) any {
+	if key == (listKey{}) {
+		return nil
+	}
+	return d.Context.Value(key)
+}
+
+// listOf returns the list of the nearest list element above ctx, or nil.
+func listOf(ctx context.Context) *listObjects {
+	if e, ok := ctx.(*listElement); ok {
+		return e.list
+	}
+	l, _ := ctx.Value(listKey{}).(*listObjects)
+	return l
 }
 
 // fieldContextKey is the context key under which gqlgen keeps a field
@@ -94,32 +126,81 @@ func (p *keyProbe) Value(key any) any {
 	return nil
 }
 
-// listObjects is what the objects of one list share: the fields collected
-// for the last selection and type asked (every element of a list of one
-// type asks the same).
+// listObjects is what the elements of a list share with everything below
+// them, nested lists included: every element of a list of one type asks
+// the same selections with the same arguments, so the fields collected for
+// a selection and the arguments of a field are worked out once per
+// outermost list instead of once per element. Both depend only on the
+// operation (the document's selection, identified by its backing array,
+// and the variables).
 type listObjects struct {
+	collected []collected
+	args      []fieldArgsOf
+}
+
+type collected struct {
 	sel    ast.SelectionSet
 	impl   []string
 	fields []graphql.CollectedField
 }
+
+type fieldArgsOf struct {
+	field *ast.Field
+	args  map[string]any
+}
+
+// listMemo bounds what a list keeps (selections, and fields with
+// arguments, below it); beyond it, a large document's further ones are
+// worked out per object as gqlgen does.
+const listMemo = 16
 
 func sameSlice[T any](a, b []T) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // collectFields is graphql.CollectFields, answered once per list for the
-// objects of a list (`make generate` rewrites object marshallers to call
-// it): gqlgen's own cache allocates a key for every object.
+// objects of a list and every object below it (`make generate`
+// rewrites object marshallers to call it): gqlgen's own cache allocates a
+// key for every object.
 func collectFields(ctx context.Context, oc *graphql.OperationContext, sel ast.SelectionSet, implementors []string) []graphql.CollectedField {
-	e, ok := ctx.(*listElement)
-	if !ok {
+	l := listOf(ctx)
+	if l == nil {
 		return graphql.CollectFields(oc, sel, implementors)
 	}
-	l := e.list
-	if l.fields == nil || !sameSlice(l.sel, sel) || !sameSlice(l.impl, implementors) {
-		l.fields, l.sel, l.impl = graphql.CollectFields(oc, sel, implementors), sel, implementors
+	for _, c := range l.collected {
+		if sameSlice(c.sel, sel) && sameSlice(c.impl, implementors) {
+			return c.fields
+		}
 	}
-	return l.fields
+	fields := graphql.CollectFields(oc, sel, implementors)
+	if len(l.collected) < listMemo {
+		l.collected = append(l.collected, collected{sel, implementors, fields})
+	}
+	return fields
+}
+
+// fieldArgs is a field's arguments as parse (gqlgen's field_T_f_args)
+// reads them from the document and the variables, worked out once per
+// list for a field asked of every element (`make generate` rewrites field
+// contexts to call it). Arguments depend on nothing else; the map is
+// shared, and resolvers only read it. An error is not kept: each field
+// reports its own.
+func fieldArgs(ctx context.Context, field graphql.CollectedField, vars map[string]any,
+	parse func(ctx context.Context, raw map[string]any) (map[string]any, error)) (map[string]any, error) {
+	l := listOf(ctx)
+	if l == nil {
+		return parse(ctx, field.ArgumentMap(vars))
+	}
+	for _, a := range l.args {
+		if a.field == field.Field {
+			return a.args, nil
+		}
+	}
+	args, err := parse(ctx, field.ArgumentMap(vars))
+	if err == nil && len(l.args) < listMemo {
+		l.args = append(l.args, fieldArgsOf{field.Field, args})
+	}
+	return args, err
 }
 
 func marshalOne(ctx context.Context, ret graphql.Array, i int, marshalElement func(ctx context.Context, i int) graphql.Marshaler) (ok bool) {
@@ -142,9 +223,23 @@ func marshalOne(ctx context.Context, ret graphql.Array, i int, marshalElement fu
 type objectFields struct {
 	fields []graphql.CollectedField
 	values []graphql.Marshaler
+	small  [4]graphql.Marshaler // values of an object of at most four fields
 }
 
-func (o objectFields) MarshalGQL(w io.Writer) {
+// newObjectFields makes the answer of an object whose fields are fields,
+// with room for their values: within the answer for a few fields, so that
+// an object's values and answer are one allocation.
+func newObjectFields(fields []graphql.CollectedField) *objectFields {
+	o := &objectFields{fields: fields}
+	if len(fields) <= len(o.small) {
+		o.values = o.small[:len(fields):len(fields)]
+	} else {
+		o.values = make([]graphql.Marshaler, len(fields))
+	}
+	return o
+}
+
+func (o *objectFields) MarshalGQL(w io.Writer) {
 	_, _ = io.WriteString(w, "{")
 	var seen map[string]struct{} // only for objects with many fields
 	if len(o.fields) > 8 {

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -55,4 +56,65 @@ func TestListObjects(t *testing.T) {
 	})
 	// Outside a list, gqlgen's own.
 	require.Len(t, collectFields(ctx, oc, sel, impl), 2)
+}
+
+// TestListMemo: objects below a list's elements (a field's object, a
+// nested list's elements) share the list's collected fields and a field's
+// arguments, worked out once; an argument error is reported by each
+// field; a deferred field, which runs in a goroutine of its own, and
+// anything outside a list work theirs out alone.
+func TestListMemo(t *testing.T) {
+	sel := ast.SelectionSet{&ast.Field{Name: "name", Alias: "name"}}
+	impl := []string{"Venue"}
+	oc := &graphql.OperationContext{Doc: &ast.QueryDocument{}}
+	ctx := graphql.WithOperationContext(context.Background(), oc)
+	field := graphql.CollectedField{Field: &ast.Field{Name: "dates", Alias: "dates"}}
+	badField := graphql.CollectedField{Field: &ast.Field{Name: "tickets", Alias: "tickets"}}
+	parsed := 0
+	parse := func(context.Context, map[string]any) (map[string]any, error) {
+		parsed++
+		return map[string]any{"n": parsed}, nil
+	}
+	failed := 0
+	fail := func(context.Context, map[string]any) (map[string]any, error) {
+		failed++
+		return nil, errors.New("bad argument")
+	}
+	var collected [][]graphql.CollectedField
+	var args []map[string]any
+	marshalSlice(ctx, 3, 0, true, func(ctx context.Context, i int) graphql.Marshaler {
+		below := graphql.WithFieldContext(ctx, &graphql.FieldContext{Field: field})
+		collected = append(collected, collectFields(below, oc, sel, impl))
+		a, err := fieldArgs(below, field, nil, parse)
+		require.NoError(t, err)
+		args = append(args, a)
+		_, err = fieldArgs(below, badField, nil, fail)
+		require.Error(t, err)
+		marshalSlice(below, 2, 0, true, func(ctx context.Context, j int) graphql.Marshaler {
+			collected = append(collected, collectFields(ctx, oc, sel, impl))
+			return graphql.Null
+		})
+		return graphql.Null
+	})
+	require.Len(t, collected, 9)
+	for i := range collected {
+		require.Same(t, &collected[0][0], &collected[i][0], "object %d collects again", i)
+	}
+	require.Equal(t, 1, parsed, "arguments parsed once for the list")
+	for i := range args {
+		require.Equal(t, map[string]any{"n": 1}, args[i])
+	}
+	require.Equal(t, 3, failed, "an error is each field's")
+
+	marshalSlice(ctx, 2, 0, true, func(ctx context.Context, i int) graphql.Marshaler {
+		deferred := deferredField{graphql.WithFieldContext(ctx, &graphql.FieldContext{Field: field})}
+		require.Nil(t, listOf(deferred))
+		_, err := fieldArgs(deferred, field, nil, parse)
+		require.NoError(t, err)
+		return graphql.Null
+	})
+	require.Equal(t, 3, parsed, "a deferred field parses its own")
+	_, err := fieldArgs(ctx, field, nil, parse)
+	require.NoError(t, err)
+	require.Equal(t, 4, parsed, "outside a list, every time")
 }

@@ -36,6 +36,9 @@ func BenchmarkNestedGraphQL(b *testing.B) {
   pricing { hasFreeTickets hasPaidTickets isEntirelyFree }
   dates { id startdateDisplay venueName venue { name city } tickets { id name effectivePrice quantityAvailable requiresPayment } } }
   pageInfo { total hasNext } } }`
+	// make bench-peers' nested query, which PostGraphile answers too.
+	const peersQuery = `query Peers($n: Int!) { events(perPage: $n) { nodes { id name
+  dates { id startdateIso venue { name city } tickets { id name price quantity } } } } }`
 	h := tb.m.Handler()
 	run := func(text string) *httptest.ResponseRecorder {
 		body, err := json.Marshal(map[string]any{"query": text, "variables": map[string]any{"n": 50}})
@@ -55,6 +58,8 @@ func BenchmarkNestedGraphQL(b *testing.B) {
 		// A new text each request, as ad-hoc dashboard queries are: parsed,
 		// validated and executed every time.
 		"NewText": func() string { return query + " # " + strconv.FormatInt(seq.Add(1), 10) },
+		// bench-peers' new-text row.
+		"PeersNewText": func() string { return peersQuery + " # " + strconv.FormatInt(seq.Add(1), 10) },
 	} {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -50,10 +50,25 @@ const (
 	noChildMark  = "does not have child fields"             // one per scalar field context
 	fieldMark    = "out.Concurrently("                      // a line starting so: one per resolver field
 	rootMark     = "rrm("                                   // on that line: a root field, kept concurrent
-	objectAnswer = "return objectFields{fields: fields, values: out.Values}"
-	collectMark  = "\tfields := graphql.CollectFields(ec.OperationContext, sel, " // one per object marshaller and subscription root
-	queryAnswer  = "buf := responseBuffer(ctx)"
+	objectAnswer = "return &objectFields{fields: fields, values: out.Values}"
+	// An object with nothing to dispatch: its answer holds the values.
+	ownAnswerMark = "\tanswer := newObjectFields(fields)\n\tout := &graphql.FieldSet{Values: answer.values}\n"
+	ownAnswer     = "return answer"
+	collectMark   = "\tfields := graphql.CollectFields(ec.OperationContext, sel, " // one per object marshaller and subscription root
+	queryAnswer   = "buf := responseBuffer(ctx)"
+	argsMark      = "field.ArgumentMap(ec.Variables)" // one per field with arguments
 )
+
+// concurrent reports whether a function hands a field to
+// FieldSet.Concurrently (a line starting so).
+func concurrent(f []byte) bool {
+	for line := range bytes.Lines(f) {
+		if bytes.HasPrefix(bytes.TrimSpace(line), []byte(fieldMark)) {
+			return true
+		}
+	}
+	return false
+}
 
 func count(mark string) func([]byte) int {
 	return func(src []byte) int { return bytes.Count(src, []byte(mark)) }
@@ -73,6 +88,17 @@ func objectFieldCalls(src []byte) int {
 	return n
 }
 
+// An object's resolver field as the "resolver fields" rule leaves it: its
+// innerFunc, the @defer branch that hands innerFunc to the deferred
+// FieldSet, and the call that answers it at once (inlineMark).
+const (
+	innerFuncSig = "func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler)"
+	inlineMark   = "\t\t\tout.Values[i] = innerFunc(ctx, out)\n"
+)
+
+var inlineField = regexp.MustCompile(`\t\t\tinnerFunc := ` + regexp.QuoteMeta(innerFuncSig) + ` \{\n((?:\t\t\t\t.*\n)+?)\t\t\t\}\n\n` +
+	`\t\t\tif field\.IsDeferred\(\) \{\n((?:(?:\t\t\t\t.*)?\n)+?)\t\t\t\}\n\n` + regexp.QuoteMeta(inlineMark))
+
 var (
 	// directForms write a scalar struct field X without allocating: a
 	// pointer to the field, typed by graph/scalars.go. Floats keep gqlgen's.
@@ -83,14 +109,18 @@ var (
 		"marshalOInt2ᚖint":       "optInt(X)",
 		"marshalOString2ᚖstring": "optString(X)",
 		"marshalOBoolean2ᚖbool":  "optBool(X)",
+		// DateTime is a string on the wire (model.MarshalDateTime is
+		// graphql.MarshalString, which never answers null).
+		"marshalNDateTime2string":  "(*stringValue)(&X)",
+		"marshalODateTime2ᚖstring": "optString(X)",
 	}
 	// A scalar field read straight from its object's struct field: gqlgen
 	// makes a field context (and a context holding it) for each, runs the
 	// resolver middleware and a deferred recover, all to return obj.X.
 	// Rewritten to marshal obj.X at once. Only marshallers that cannot
 	// add an error qualify (they never read the field context): the
-	// non-null Int, String, Boolean and Float of Go values, and their
-	// nullable pointer forms, which answer null for nil. A field with a
+	// non-null Int, String, Boolean, Float and DateTime of Go values, and
+	// their nullable pointer forms, which answer null for nil. A field with a
 	// resolver, a method, arguments or an object type keeps ResolveField.
 	directField = regexp.MustCompile(`(?m)^\treturn graphql\.ResolveField\(\n` +
 		`\t\tctx,\n\t\tec\.OperationContext,\n\t\tfield,\n` +
@@ -102,7 +132,7 @@ var (
 		`\t\tfunc\(ctx context\.Context, selections ast\.SelectionSet, v \*?(?:int|string|bool|float64)\) graphql\.Marshaler \{\n` +
 		`\t\t\treturn ec\.(` + directMarshal + `)\(ctx, selections, v\)\n\t\t\},\n` +
 		`\t\ttrue,\n\t\t(?:true|false),\n\t\)$`)
-	directMarshal = `marshal(?:N(?:Int|String|Boolean|Float)2(?:int|string|bool|float64)|O(?:Int|String|Boolean|Float)2ᚖ?(?:int|string|bool|float64))`
+	directMarshal = `marshal(?:N(?:Int|String|Boolean|Float|DateTime)2(?:int|string|bool|float64)|O(?:Int|String|Boolean|Float|DateTime)2ᚖ?(?:int|string|bool|float64))`
 	// The looser marks of such a field, each anywhere in its function.
 	directRead = regexp.MustCompile(`return obj\.[A-Za-z0-9_]+, nil\n`)
 	// A field context made with an error of its own.
@@ -167,30 +197,13 @@ func rewrite(src []byte) ([]byte, string, error) {
 		min:     1,
 		tmpl:    "\t" + objectAnswer + "\n}",
 	}}
-	var n [10]int
+	var n [12]int
 	var err error
 	for i, r := range rules {
 		if src, n[i], err = r.apply(src); err != nil {
 			return nil, "", err
 		}
 	}
-	// With nothing left to run concurrently, an object's Dispatch does
-	// nothing but make its FieldSet escape to the heap: dropped.
-	funcs := bytes.Split(src, []byte("\nfunc "))
-	dispatches := 0
-	for i, f := range funcs {
-		if !bytes.Contains(f, []byte(objectMark)) {
-			continue
-		}
-		if d := bytes.Count(f, []byte(dispatchMark)); d != 1 {
-			return nil, "", fmt.Errorf("rewrite \"object dispatches\": an object marshaller calls %s %d times, want 1; gqlgen's output changed shape", strings.TrimSpace(dispatchMark), d)
-		}
-		if !bytes.Contains(f, []byte(fieldMark)) {
-			funcs[i] = bytes.Replace(f, []byte(dispatchMark), nil, 1)
-			dispatches++
-		}
-	}
-	src = bytes.Join(funcs, []byte("\nfunc "))
 	rules = []rule{{
 		name:    "scalar struct fields",
 		pattern: directField,
@@ -221,6 +234,20 @@ func rewrite(src []byte) ([]byte, string, error) {
 		min:     1,
 		tmpl:    "${1}out.Values[i] = innerFunc(ctx, out)",
 	}, {
+		// A resolver field's innerFunc is a closure that the @defer branch
+		// hands to its FieldSet, so it and the object's FieldSet (its fs)
+		// were made on the heap for every field and object answered, though
+		// almost no operation defers. Made in that branch only, where it
+		// runs in a goroutine of its own (graph.deferredField); the field
+		// answered at once runs the same body as a function literal called
+		// in place, which stays on the stack.
+		name:    "inline resolver fields",
+		pattern: inlineField,
+		want:    count(inlineMark),
+		min:     1,
+		tmpl: "\t\t\tif field.IsDeferred() {\n\t\t\t\tinnerFunc := " + innerFuncSig + " {\n\t\t\t\t\tctx = deferredField{ctx}\n${1}\t\t\t\t}\n${2}\t\t\t}\n\n" +
+			"\t\t\tout.Values[i] = " + innerFuncSig + " {\n${1}\t\t\t}(ctx, out)\n",
+	}, {
 		// Every object computes its path for @defer, which nothing here
 		// uses unless the operation defers a fragment.
 		name:    "@defer groups",
@@ -236,6 +263,15 @@ func rewrite(src []byte) ([]byte, string, error) {
 		want:    count(collectMark),
 		min:     1,
 		tmpl:    "\tfields := collectFields(ctx, ec.OperationContext, sel, ${1})",
+	}, {
+		// A field's arguments, read from the document and the variables
+		// anew for every object asked it (a map, and each argument
+		// unmarshalled): once per list (graph.fieldArgs).
+		name:    "field arguments",
+		pattern: regexp.MustCompile(`ec\.(field_[A-Za-z0-9_]+_args)\(ctx, field\.ArgumentMap\(ec\.Variables\)\)`),
+		want:    count(argsMark),
+		min:     1,
+		tmpl:    "fieldArgs(ctx, field, ec.Variables, ec.${1})",
 	}, {
 		// A scalar field's context carries an error made anew for every
 		// field resolved; one per message is enough.
@@ -258,6 +294,33 @@ func rewrite(src []byte) ([]byte, string, error) {
 			return nil, "", err
 		}
 	}
+	// With nothing left to run concurrently (only a root field's is), an
+	// object's Dispatch does nothing but make its FieldSet escape to the
+	// heap: dropped. Such an object's FieldSet then stays on the stack,
+	// and its answer (graph.newObjectFields) holds the field values, in
+	// one allocation for an object of a few fields: 950 objects in a
+	// nested catalog answer made two each (the values and the answer).
+	funcs := bytes.Split(src, []byte("\nfunc "))
+	dispatches := 0
+	for i, f := range funcs {
+		if !bytes.Contains(f, []byte(objectMark)) {
+			continue
+		}
+		if d := bytes.Count(f, []byte(dispatchMark)); d != 1 {
+			return nil, "", fmt.Errorf("rewrite \"object dispatches\": an object marshaller calls %s %d times, want 1; gqlgen's output changed shape", strings.TrimSpace(dispatchMark), d)
+		}
+		if concurrent(f) {
+			continue
+		}
+		if a := bytes.Count(f, []byte(objectAnswer)); a != 1 {
+			return nil, "", fmt.Errorf("rewrite \"object dispatches\": an object marshaller answers %d times, want 1", a)
+		}
+		f = bytes.Replace(f, []byte(dispatchMark), nil, 1)
+		f = bytes.Replace(f, []byte(objectMark), []byte(ownAnswerMark), 1)
+		funcs[i] = bytes.Replace(f, []byte(objectAnswer), []byte(ownAnswer), 1)
+		dispatches++
+	}
+	src = bytes.Join(funcs, []byte("\nfunc "))
 	var vars []string
 	for msg, name := range msgs {
 		vars = append(vars, fmt.Sprintf("\t%s = errors.New(%q)\n", name, msg))
@@ -270,9 +333,9 @@ func rewrite(src []byte) ([]byte, string, error) {
 	if err := checkRewritten(src); err != nil {
 		return nil, "", err
 	}
-	direct, slices, fields := n[4], n[5], n[6]
-	return src, fmt.Sprintf("%d list marshallers and %d resolver fields run in the operation's goroutine; %d objects compute their @defer path only when deferring; %d scalar struct fields marshalled without a field context; %d objects written by objectFields, %d of them with nothing to dispatch; %d object marshallers share their list's collected fields; %d scalar-field errors made once",
-		slices, fields, n[7], direct, objects, dispatches, n[8], len(msgs)), nil
+	direct, slices, fields, inlined := n[4], n[5], n[6], n[7]
+	return src, fmt.Sprintf("%d list marshallers and %d resolver fields run in the operation's goroutine; %d resolver fields answered without a closure on the heap; %d fields' arguments read once per list; %d objects compute their @defer path only when deferring; %d scalar struct fields marshalled without a field context; %d objects written by objectFields, %d of them with nothing to dispatch; %d object marshallers share their list's collected fields; %d scalar-field errors made once",
+		slices, fields, inlined, n[10], n[8], direct, objects, dispatches, n[9], len(msgs)), nil
 }
 
 // checkRewritten reports what in an executor still runs a list element or
@@ -286,11 +349,18 @@ func checkRewritten(src []byte) error {
 	if n := objectFieldCalls(src); n > 0 {
 		bad = append(bad, fmt.Sprintf("%d resolver fields of objects run in a goroutine of their own (%s)", n, fieldMark))
 	}
-	if objects, answers := bytes.Count(src, []byte(objectMark)), bytes.Count(src, []byte(objectAnswer)); objects == 0 || answers != objects {
+	objects := bytes.Count(src, []byte(objectMark)) + bytes.Count(src, []byte(ownAnswerMark))
+	if answers := bytes.Count(src, []byte(objectAnswer)) + bytes.Count(src, []byte("\t"+ownAnswer+"\n}")); objects == 0 || answers != objects {
 		bad = append(bad, fmt.Sprintf("%d of %d object marshallers answer with objectFields", answers, objects))
 	}
 	if n := bytes.Count(src, []byte(collectMark)); n > 0 {
 		bad = append(bad, fmt.Sprintf("%d object marshallers collect their fields through gqlgen's cache (%s)", n, strings.TrimSpace(collectMark)))
+	}
+	if n := bytes.Count(src, []byte("out.Values[i] = innerFunc(ctx, out)")); n > 0 {
+		bad = append(bad, fmt.Sprintf("%d resolver fields answered through a closure made on the heap (innerFunc)", n))
+	}
+	if n := bytes.Count(src, []byte(argsMark)); n > 0 {
+		bad = append(bad, fmt.Sprintf("%d fields read their arguments for every object (%s)", n, argsMark))
 	}
 	if n := directFields(src); n > 0 {
 		bad = append(bad, fmt.Sprintf("%d scalar struct fields are marshalled through ResolveField", n))
