@@ -1799,6 +1799,7 @@ Conventions, for every field below:
 - Money: decimal strings with two fraction digits ("150.00"); the fields ending in Money carry the currency with the amount.
 - Instants: DateTime, RFC 3339 with an offset. Plain date strings such as "2026-12-24 18:00:00" are wall-clock times in the event's timezone; the …Display strings such as "Thu, 24 Dec 2026 6:00 PM" are for people.
 - Limits: documents are bounded before parsing (document_too_large), in depth and in estimated cost (validation_failed); the app's request limit is shared with REST (rate_limit_exceeded, with a Retry-After header).
+- Each operation is answered in one response: @defer is refused (validation_failed).
 """
 schema {
   query: Query

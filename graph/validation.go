@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/validator/core"
 	"github.com/vektah/gqlparser/v2/validator/rules"
@@ -26,6 +27,7 @@ var omittedErrors = fmt.Sprintf("More errors were found and left out; only the f
 func validationRules() *rules.Rules {
 	defaults := rules.NewDefaultRules()
 	defaults.ReplaceRule(overlappingFields.Name, overlappingFields.RuleFunc)
+	defaults.AddRule(noDefer.Name, noDefer.RuleFunc)
 	n := 0
 	out := rules.NewRules()
 	for name, rule := range defaults.GetInner() { // validation sorts them by name
@@ -43,5 +45,18 @@ func validationRules() *rules.Rules {
 	}
 	return out
 }
+
+// noDefer refuses @defer, which gqlparser's prelude declares: every
+// transport here answers an operation in one response, so a deferred
+// fragment would come back null with a promise of a later part
+// ("hasNext": true) that never came.
+var noDefer = core.Rule{Name: "NoDefer", RuleFunc: func(observers *core.Events, addError core.AddErrFunc) {
+	observers.OnDirective(func(_ *core.Walker, d *ast.Directive) {
+		if d.Name == "defer" {
+			addError(core.Message("@defer is not supported: an operation is answered in one response; ask for the fields without it."),
+				core.At(d.Position))
+		}
+	})
+}}
 
 func clipMessage(err *gqlerror.Error) { err.Message = clip(err.Message) }

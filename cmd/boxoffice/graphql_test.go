@@ -127,6 +127,9 @@ func TestGraphQL(t *testing.T) {
 			{"ErrValidation", `{ events(perPage: -1) { nodes { id } } }`, "validation_failed"},
 			{"ErrUnknownField", `{ events { nodes { nope } } }`, "validation_failed"},
 			{"ErrSyntax", `{ events { `, "validation_failed"},
+			// Answered in one response: a deferred fragment would come back
+			// null, promising a later part that never comes.
+			{"ErrDefer", `{ events { nodes { id ... @defer(label: "d") { dates { id } } } } }`, "validation_failed"},
 		}
 		for _, tt := range errCases {
 			t.Run(tt.name, func(t *testing.T) {
@@ -135,6 +138,7 @@ func TestGraphQL(t *testing.T) {
 				ext := res.gqlErrorExt(t)
 				require.Equal(t, tt.code, ext["code"], "%s", res.Raw)
 				require.NotContains(t, ext, "status")
+				require.NotContains(t, string(res.Raw), `"hasNext"`)
 			})
 		}
 		// Answers are written into pooled buffers and objects by
