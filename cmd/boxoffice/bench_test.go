@@ -96,3 +96,30 @@ func TestDefaultMemoryLimit(t *testing.T) {
 	require.Equal(t, 50, gogc, "GOGC set by the operator is kept")
 	require.Equal(t, 50, debug.SetGCPercent(50))
 }
+
+// BenchmarkCachedEventsPage is make bench's cached catalog read,
+// GET /api/v1/events?per_page=100 from the catalog cache, in process: what
+// the server adds to writing the bytes (admission, limits, the log line),
+// for profiling (-cpuprofile, -memprofile).
+func BenchmarkCachedEventsPage(b *testing.B) {
+	db := storetest.MustOpen(b, "sqlite")
+	tb := setup(b, db)
+	tb.catalogWatched(b)
+	_, err := catalog.Import(context.Background(), db, bigCatalog(120, time.Now()), time.Now())
+	require.NoError(b, err)
+	h := tb.m.Handler()
+	get := func() *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "/api/v1/events?per_page=100", nil)
+		req.Header.Set("X-API-Key", tb.testKey)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	require.Equal(b, http.StatusOK, get().Code)
+	b.ReportAllocs()
+	for b.Loop() {
+		if rec := get(); rec.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+	}
+}
