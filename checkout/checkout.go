@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -405,7 +406,7 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, a *attempt)
 	}
 
 	order := &store.Order{
-		Reference: newReference(c.Environment), AppID: c.AppID, Environment: c.Environment,
+		Reference: newReference(c.Environment, now), AppID: c.AppID, Environment: c.Environment,
 		EventID: event.ID, EventDateID: date.ID, Currency: k.currency, TotalAmount: k.total,
 		RequiresPayment: !k.free(), CustomerName: req.Name, CustomerEmail: req.Email, CustomerPhone: req.PhoneRaw,
 		Metadata: req.Metadata, SuccessURL: req.SuccessURL, CancelURL: req.CancelURL, CreatedAt: now, UpdatedAt: now,
@@ -763,13 +764,29 @@ const (
 
 var refEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
 
-// newReference returns an unguessable order reference (120 random bits).
-func newReference(env string) string {
+// refTimeEncoding writes a reference's time: base32 with its 32 characters
+// in ascending byte order ("2" < "7" < "a" < "z"), so that equal-length
+// encodings sort as the numbers they encode.
+var refTimeEncoding = base32.NewEncoding("234567abcdefghijklmnopqrstuvwxyz").WithPadding(base32.NoPadding)
+
+// newReference returns an unguessable order reference: the prefix, then
+// the creation time in milliseconds (45 bits, 9 characters, good until the
+// year 3084), then 120 random bits. The time first makes a new reference
+// sort after the earlier ones, so its index entry (orders' unique index,
+// and the payment's key, which is the reference) goes at the right edge of
+// the B-tree like an id's: with random references, each create wrote into
+// a random leaf of indexes that outgrow the database's buffers in a flash
+// sale of a million orders (bench: the sale's PostgreSQL CPU per create
+// rose 1.22x over five minutes, as pages were read back and written out by
+// the backends themselves).
+func newReference(env string, now time.Time) string {
+	var t [8]byte
+	binary.BigEndian.PutUint64(t[:], uint64(now.UnixMilli())<<19) // the top 45 bits of 64
 	b := make([]byte, 15)
 	_, _ = rand.Read(b)
 	prefix := SandboxPrefix
 	if env == store.EnvLive {
 		prefix = LivePrefix
 	}
-	return prefix + strings.ToLower(refEncoding.EncodeToString(b))
+	return prefix + refTimeEncoding.EncodeToString(t[:])[:9] + strings.ToLower(refEncoding.EncodeToString(b))
 }

@@ -119,7 +119,7 @@ func TestCheckout(t *testing.T) {
 			res := tb.checkout(t, tb.testKey, newIdemKey(), tb.highlife(2))
 			require.Equal(t, http.StatusCreated, res.Status, "%s", res.Raw)
 			d := res.data()
-			require.Regexp(t, `^sbx_[a-z2-7]{24}$`, d["order_reference"])
+			require.Regexp(t, `^sbx_[a-z2-7]{33}$`, d["order_reference"])
 			require.Equal(t, "http://boxoffice.test/sandbox/checkout/"+d["order_reference"].(string), d["checkout_url"])
 			require.Equal(t, "pending", d["status"])
 			require.Equal(t, "test", d["environment"])
