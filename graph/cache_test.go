@@ -59,3 +59,21 @@ func TestParsedQueryCost(t *testing.T) {
 	require.LessOrEqual(t, per, 40*len(q))
 	runtime.KeepAlive(docs)
 }
+
+// TestSecondSight: a text's document is kept only when the text comes a
+// second time, so texts that come once never fill the cache.
+func TestSecondSight(t *testing.T) {
+	ctx := context.Background()
+	c := newSecondSight(newBoundedCache(1000, func(k, v string) int { return len(k) + len(v) }))
+	for i := range 50 {
+		c.Add(ctx, "once"+strings.Repeat("x", i), "doc")
+	}
+	require.Zero(t, c.used, "texts seen once are not kept")
+	c.Add(ctx, "twice", "doc")
+	_, ok := c.Get(ctx, "twice")
+	require.False(t, ok)
+	c.Add(ctx, "twice", "doc")
+	v, ok := c.Get(ctx, "twice")
+	require.True(t, ok, "kept from its second sighting")
+	require.Equal(t, "doc", v)
+}

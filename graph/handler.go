@@ -41,7 +41,8 @@ func NewHandler(cfg Config, log *slog.Logger, limits DocumentLimits, live Live, 
 	srv.AddTransport(transport.Options{})
 	// A parsed document is charged 40 times its text: TestParsedQueryCost
 	// measures about 20 times for a nested query, so this errs on the safe side.
-	srv.SetQueryCache(newBoundedCache(QueryCacheBytes, func(q string, _ *ast.QueryDocument) int { return 40 * len(q) }))
+	// Kept from a text's second sighting on (secondSight).
+	srv.SetQueryCache(newSecondSight(newBoundedCache(QueryCacheBytes, func(q string, _ *ast.QueryDocument) int { return 40 * len(q) })))
 	// gqlparser's rules, with a linear overlapping-fields rule and at most
 	// MaxErrors errors a document.
 	srv.SetValidationRulesFn(validationRules)
