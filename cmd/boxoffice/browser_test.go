@@ -136,17 +136,66 @@ func shootWidths(t *testing.T, run func(string, ...chromedp.Action), dir, name s
 	t.Helper()
 	for _, width := range []int64{390, 1280} {
 		var png []byte
-		var scroll int64
 		run(fmt.Sprintf("screenshot %s at %d px", name, width),
 			chromedp.EmulateViewport(width, 844, chromedp.EmulateScale(1)),
-			chromedp.Evaluate(`document.documentElement.scrollWidth`, &scroll),
 			chromedp.FullScreenshot(&png, 100), // 100: PNG
 		)
-		require.LessOrEqual(t, scroll, width, "%s scrolls sideways at %d px", name, width)
 		keepScreenshot(t, dir, fmt.Sprintf("%s-%d.png", name, width), png)
+		requireFits(t, run, fmt.Sprintf("%s at %d px", name, width))
 	}
 	run("back to the desktop", chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)))
 }
+
+// requireFits checks that the page now shown is no wider than the
+// browser's window, as it is and with its long words written in its
+// widest letter (widestWordsJS).
+func requireFits(t *testing.T, run func(string, ...chromedp.Action), what string) {
+	t.Helper()
+	var viewport, scroll int64
+	var widest struct {
+		Width   int64
+		Culprit string
+	}
+	run("measure "+what,
+		chromedp.Evaluate(`window.innerWidth`, &viewport),
+		chromedp.Evaluate(`document.documentElement.scrollWidth`, &scroll),
+		chromedp.Evaluate(widestWordsJS, &widest),
+	)
+	require.LessOrEqual(t, scroll, viewport, "%s scrolls sideways", what)
+	require.LessOrEqual(t, widest.Width, viewport,
+		"%s scrolls sideways when its long words are made of its widest letter (deepest element too wide: %s)", what, widest.Culprit)
+}
+
+// widestWordsJS answers the page's width when every word of 16 characters
+// or more in its text (references, keys, addresses, URLs: the data a page
+// shows) is written with "W", the widest letter, and then puts the text
+// back, with the first element past the screen's edge. A page that fits the phone with one random reference but not
+// with another wraps its data too late; this finds it on every run rather
+// than on the run whose reference happens to be wide.
+const widestWordsJS = `(() => {
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const kept = [];
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    if (n.parentElement && n.parentElement.closest("script, style")) continue;
+    const widened = n.nodeValue.replace(/\S{16,}/g, w => "W".repeat(w.length));
+    if (widened !== n.nodeValue) { kept.push([n, n.nodeValue]); n.nodeValue = widened; }
+  }
+  const width = document.documentElement.scrollWidth;
+  let culprit = "";
+  if (width > window.innerWidth) {
+    // The deepest element whose content is wider than its box, or that
+    // reaches past the screen's edge; visually hidden parts left out.
+    const wide = e => e.scrollWidth > e.clientWidth + 1 || e.getBoundingClientRect().right > window.innerWidth;
+    for (const e of document.body.querySelectorAll("*")) {
+      if (wide(e) && ![...e.children].some(wide) && !e.closest(".sr, thead")) {
+        culprit = e.tagName.toLowerCase() + (e.className ? "." + e.className : "") + ": " + e.textContent.trim().slice(0, 80);
+        break;
+      }
+    }
+  }
+  for (const [n, v] of kept) n.nodeValue = v;
+  return {width, culprit};
+})()`
 
 // keepScreenshot writes png to the test's temporary directory and, when
 // BOXOFFICE_SCREENSHOTS is set, to that directory too.

@@ -211,9 +211,10 @@ func TestDoorInBrowser(t *testing.T) {
 	}
 	fitsWidth := func(what string, width int) {
 		t.Helper()
-		var scrollWidth int
-		run("measure "+what, chromedp.Evaluate(`document.documentElement.scrollWidth`, &scrollWidth))
-		require.LessOrEqual(t, scrollWidth, width, "%s: nothing scrolls sideways", what)
+		var viewport int
+		run("measure the window", chromedp.Evaluate(`window.innerWidth`, &viewport))
+		require.Equal(t, width, viewport)
+		requireFits(t, run, what+" at "+strconv.Itoa(width)+" px")
 	}
 	text := func(sel string) string {
 		t.Helper()
