@@ -87,9 +87,12 @@ func newChromium(t *testing.T, execPath string, extra ...chromedp.ExecAllocatorO
 			t.Logf("chromium output (D-Bus noise left out):\n%s", output.withoutDBus())
 		}
 	})
-	// A bound for the whole browser session: the door page's test, the
-	// longest, takes about a minute with the race detector.
-	base, cancelBase := context.WithTimeout(context.Background(), 3*time.Minute)
+	// A bound for the whole browser session, far above the door page's
+	// test (the longest: about a minute with the race detector on a quiet
+	// machine, three on a loaded one, with every browser test of the
+	// package running at once); a step that hangs fails sooner, at
+	// browserStepTimeout.
+	base, cancelBase := context.WithTimeout(context.Background(), 15*time.Minute)
 	t.Cleanup(cancelBase)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(execPath),
@@ -113,8 +116,16 @@ func newChromium(t *testing.T, execPath string, extra ...chromedp.ExecAllocatorO
 		_ = chromedp.Cancel(ctx) // closes the browser gracefully
 		cancelCtx()
 	})
+	// The first Run starts the browser and ties it to its context: start
+	// it here, on the session's, so a step's shorter one never owns it.
+	require.NoError(t, chromedp.Run(ctx), "browser: start chromium")
 	return ctx
 }
+
+// browserStepTimeout bounds one step of browserSteps: far above any step
+// seen (25 s, on a 2-core machine running every browser test of the
+// package at once under the race detector), far below the session's bound.
+const browserStepTimeout = 90 * time.Second
 
 // browserSteps returns a function that runs one named step of actions in
 // ctx's browser, failing the test with the step's name, and logs how long
@@ -123,7 +134,9 @@ func browserSteps(t *testing.T, ctx context.Context) func(step string, actions .
 	return func(step string, actions ...chromedp.Action) {
 		t.Helper()
 		start := time.Now()
-		require.NoError(t, chromedp.Run(ctx, actions...), "browser: %s", step)
+		stepCtx, cancel := context.WithTimeout(ctx, browserStepTimeout)
+		defer cancel()
+		require.NoError(t, chromedp.Run(stepCtx, actions...), "browser: %s", step)
 		t.Logf("browser: %s (%s)", step, time.Since(start).Round(time.Millisecond))
 	}
 }
