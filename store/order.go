@@ -142,7 +142,8 @@ func InsertOrders(ctx context.Context, db bun.IDB, orders []*Order, items [][]Or
 	return nil
 }
 
-// MaxReferenceLength bounds an order reference; ours are 28 characters.
+// MaxReferenceLength bounds an order reference; ours are 37 characters
+// (checkout.newReference), older ones 28.
 const MaxReferenceLength = 64
 
 // PlausibleReference reports whether ref could be an order reference: 1 to

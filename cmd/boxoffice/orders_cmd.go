@@ -165,7 +165,7 @@ func describeSearch(q checkout.Search) string {
 
 // printOrderLine prints one order of a list on a line.
 func printOrderLine(w io.Writer, o orderJSON) {
-	fmt.Fprintf(w, "%-28s app %-4d %-4s %-9s %s %10s  %s", o.Reference, o.AppID, o.Environment, o.Status,
+	fmt.Fprintf(w, "%-37s app %-4d %-4s %-9s %s %10s  %s", o.Reference, o.AppID, o.Environment, o.Status,
 		deref(o.Currency), o.TotalAmount, deref(o.CreatedAt))
 	if o.RefundReview {
 		fmt.Fprintf(w, "  REFUND REVIEW: %s", orNone(deref(o.ReviewNote)))
