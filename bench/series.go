@@ -93,3 +93,36 @@ func fmtMS(v float64) string   { return ms(time.Duration(v * float64(time.Millis
 func fmtMS1(v float64) string  { return strconv.FormatFloat(v, 'f', 1, 64) }
 func fmtPct(v float64) string  { return strconv.FormatFloat(v, 'f', 0, 64) + "%" }
 func fmtNum(v float64) string  { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+// trendGrowth fits a least-squares line through ys (one value per equal
+// step, in order) and answers the line's value at the last step over its
+// value at the first: how much the series grew, weighing every point,
+// where the last value over the first weighs two and moves with whatever
+// happened in either. 0 when there are fewer than two values or the line
+// does not start above zero.
+func trendGrowth(ys []float64) float64 {
+	n := float64(len(ys))
+	if n < 2 {
+		return 0
+	}
+	var meanX, meanY float64
+	for i, y := range ys {
+		meanX += float64(i)
+		meanY += y
+	}
+	meanX /= n
+	meanY /= n
+	var sxy, sxx float64
+	for i, y := range ys {
+		dx := float64(i) - meanX
+		sxy += dx * (y - meanY)
+		sxx += dx * dx
+	}
+	slope := sxy / sxx
+	first := meanY - slope*meanX
+	last := meanY + slope*(n-1-meanX)
+	if first <= 0 {
+		return 0
+	}
+	return last / first
+}

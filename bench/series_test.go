@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -90,5 +91,30 @@ func TestStockCheck(t *testing.T) {
 		if bad.ok() {
 			t.Errorf("%s: want a mismatch", bad)
 		}
+	}
+}
+
+func TestTrendGrowth(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ys   []float64
+		want float64
+	}{
+		{"flat", []float64{2, 2, 2, 2, 2}, 1},
+		{"a straight rise", []float64{1, 1.25, 1.5, 1.75, 2}, 2},
+		{"a straight fall", []float64{2, 1.75, 1.5, 1.25, 1}, 0.5},
+		// A low first point alone does not make a rise: the line
+		// through all five (0.464 to 0.502) rises 1.08x where the last
+		// over the first is 1.25x (the sale of 2026-11-26 15:07).
+		{"low first point", []float64{0.381, 0.581, 0.493, 0.481, 0.478}, 1.081},
+		{"two points", []float64{1, 3}, 3},
+		{"one point", []float64{1}, 0},
+		{"starts at zero", []float64{0, 1, 2}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := trendGrowth(c.ys); math.Abs(got-c.want) > 0.001 {
+				t.Fatalf("trendGrowth(%v) = %.4f, want %.3f", c.ys, got, c.want)
+			}
+		})
 	}
 }
