@@ -22,28 +22,34 @@ const (
 // driftRun is one run of the series.
 type driftRun struct {
 	s       stats
-	peakRSS int64 // VmHWM of this run alone (reset before it)
+	peakRSS int64   // VmHWM of this run alone (reset before it)
+	gc      gcTrace // the collector's cycles during the run
 }
 
 // newTextDrift runs the new-text query driftRuns times back to back on the
 // server pid, with no warm-up between runs: the server keeps its caches,
-// its collector's pacing and its heap from one run to the next.
-func newTextDrift(cfg config, pid int, db string, e endpoint) []driftRun {
+// its collector's pacing and its heap from one run to the next. logPath is
+// the server's log, where GODEBUG=gctrace=1 (gcTraceEnv) has the runtime
+// write a line per collection.
+func newTextDrift(cfg config, pid int, logPath, db string, e endpoint) []driftRun {
 	var runs []driftRun
 	for i := range driftRuns {
-		runs = append(runs, newTextDriftRun(cfg, pid, db, e, i))
+		runs = append(runs, newTextDriftRun(cfg, pid, logPath, db, e, i))
 	}
 	return runs
 }
 
 // newTextDriftRun is run i of the series.
-func newTextDriftRun(cfg config, pid int, db string, e endpoint, i int) driftRun {
+func newTextDriftRun(cfg config, pid int, logPath, db string, e endpoint, i int) driftRun {
 	resetPeakRSS(pid)
+	from := fileSize(logPath)
 	s := measureRun(pid, db, func() stats { return stats{} }, func() stats {
 		return closedLoop(e, cfg.concurrency, 0, cfg.duration)
 	})
-	step("  run %2d/%d: %6.0f req/s  server CPU %s/req  peak RSS %s  errors %d", i+1, driftRuns, s.rps, ms(s.serverCPU), mb(s.hwm), s.errors)
-	return driftRun{s: s, peakRSS: s.hwm}
+	gc := readGCTrace(logPath, from)
+	step("  run %2d/%d: %6.0f req/s  server CPU %s/req  peak RSS %s  errors %d  %s", i+1, driftRuns, s.rps, ms(s.serverCPU), mb(s.hwm), s.errors,
+		gc.String(s.rps*cfg.duration.Seconds()))
+	return driftRun{s: s, peakRSS: s.hwm, gc: gc}
 }
 
 // resetPeakRSS resets the process's VmHWM to its current resident set
@@ -89,10 +95,16 @@ func writeDrift(b *strings.Builder, c config, runs []driftRun) {
 	fmt.Fprintf(b, "The new-text nested query (the row above), %d runs of %s back to back with %d closed-loop workers on the rows' "+
 		"server, with no pause or warm-up between them: does its CPU per request or its memory grow as the server runs? "+
 		"Peak RSS is each run's own: VmHWM, reset before the run (`/proc/PID/clear_refs`).\n\n", len(runs), c.duration, c.concurrency)
-	b.WriteString("| run | requests/s | p50 | p99 | server CPU/req | vs run 1 | peak RSS | errors |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("The collector's columns come from the server's `GODEBUG=gctrace=1` lines written during the run: its cycles, per 1,000 " +
+		"requests, the median heap left live after a cycle and the median goal the next cycle was paced to (the goal is GOGC's " +
+		"unless the soft memory limit, `GOMEMLIMIT`, holds it lower), and the CPU the collector reports for its cycles, per request.\n\n")
+	b.WriteString("| run | requests/s | p50 | p99 | server CPU/req | vs run 1 | peak RSS | errors | GC cycles | per 1,000 requests | live heap after GC | heap goal | GC CPU/req |\n" +
+		"|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for i, r := range runs {
-		fmt.Fprintf(b, "| %d | %.0f | %s | %s | %s | %.2f× | %s | %d |\n", i+1, r.s.rps, ms(r.s.p50), ms(r.s.p99), ms(r.s.serverCPU),
-			float64(r.s.serverCPU)/float64(max(runs[0].s.serverCPU, 1)), mb(r.peakRSS), r.s.errors)
+		reqs := r.s.rps * c.duration.Seconds()
+		fmt.Fprintf(b, "| %d | %.0f | %s | %s | %s | %.2f× | %s | %d | %d | %.1f | %.0f MB | %.0f MB | %s |\n", i+1, r.s.rps, ms(r.s.p50), ms(r.s.p99), ms(r.s.serverCPU),
+			float64(r.s.serverCPU)/float64(max(runs[0].s.serverCPU, 1)), mb(r.peakRSS), r.s.errors,
+			r.gc.cycles, r.gc.perThousand(reqs), r.gc.liveMB, r.gc.goalMB, ms(r.gc.cpuPer(reqs)))
 	}
 }
 
@@ -137,7 +149,7 @@ func driftMain(ctx context.Context) (err error) {
 		case driftRuns - 1:
 			ch = prof("last")
 		}
-		runs = append(runs, newTextDriftRun(cfg, pid, driftDB, eps[epGraphQLN], i))
+		runs = append(runs, newTextDriftRun(cfg, pid, m.logPath, driftDB, eps[epGraphQLN], i))
 		if ch != nil {
 			if err := <-ch; err != nil {
 				step("profile: %v", err)

@@ -408,7 +408,7 @@ func benchMain(ctx context.Context) (err error) {
 	// 3. The other rows, on one server connected straight to PostgreSQL.
 	done = res.begin("rows on one server")
 	step("starting the server for the rows")
-	srv, err := startServer(ctx, bin, dbURL, filepath.Join(binDir, "server.log"), sd.testKey)
+	srv, err := startServer(ctx, bin, dbURL, filepath.Join(binDir, "server.log"), sd.testKey, gcTraceEnv)
 	if err != nil {
 		return err
 	}
@@ -496,7 +496,7 @@ func benchMain(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	res.drift = newTextDrift(cfg, pid, mainDB, eps[epGraphQLN])
+	res.drift = newTextDrift(cfg, pid, srv.logPath, mainDB, eps[epGraphQLN])
 	if err := alive("the new-text runs"); err != nil {
 		return err
 	}

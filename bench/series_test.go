@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -116,5 +117,27 @@ func TestTrendGrowth(t *testing.T) {
 				t.Fatalf("trendGrowth(%v) = %.4f, want %.3f", c.ys, got, c.want)
 			}
 		})
+	}
+}
+
+// TestParseGCTrace reads the runtime's gctrace lines among a server's
+// other log lines.
+func TestParseGCTrace(t *testing.T) {
+	log := `{"time":"2026-11-26T15:51:05Z","level":"INFO","msg":"request","status":200}
+gc 41 @12.345s 3%: 0.020+4.1+0.030 ms clock, 0.040+1.5/3.0/0.50+0.060 ms cpu, 60->62->30 MB, 64 MB goal, 0 MB stacks, 0 MB globals, 2 P
+{"time":"2026-11-26T15:51:06Z","level":"INFO","msg":"request","status":200}
+gc 42 @13.001s 3%: 0.010+3.9+0.020 ms clock, 0.020+2.0/2.5/0+0.040 ms cpu, 61->63->34 MB, 90 MB goal, 0 MB stacks, 0 MB globals, 2 P
+gc 43 @13.900s 3%: 0.010+3.9+0.020 ms clock, 0.020+2.0/2.5/0+0.040 ms cpu, 88->90->32 MB, 96 MB goal, 0 MB stacks, 0 MB globals, 2 P (forced)
+`
+	got := parseGCTrace(strings.NewReader(log))
+	if got.cycles != 3 || got.liveMB != 32 || got.goalMB != 90 {
+		t.Fatalf("cycles %d, live %.0f MB, goal %.0f MB; want 3, 32, 90", got.cycles, got.liveMB, got.goalMB)
+	}
+	// 0.040+1.5+3.0+0.50+0.060 + 2 × (0.020+2.0+2.5+0+0.040) ms
+	if want := 14.22 * float64(time.Millisecond); math.Abs(float64(got.cpu)-want) > 1000 {
+		t.Fatalf("cpu %v, want %v", got.cpu, time.Duration(want))
+	}
+	if got := parseGCTrace(strings.NewReader("no collections here\n")); got.cycles != 0 || got.String(100) != "GC: no gctrace lines" {
+		t.Fatalf("%+v", got)
 	}
 }

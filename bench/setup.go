@@ -465,13 +465,13 @@ func freePort() (string, error) {
 }
 
 // startServer runs `boxoffice serve` and waits until it answers.
-func startServer(ctx context.Context, bin, dbURL, logPath, key string) (*server, error) {
+func startServer(ctx context.Context, bin, dbURL, logPath, key string, extraEnv ...string) (*server, error) {
 	addr, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(bin, "serve")
-	cmd.Env = serverEnv(dbURL, addr)
+	cmd.Env = append(serverEnv(dbURL, addr), extraEnv...)
 	base := "http://" + addr
 	return startProcess(ctx, "boxoffice serve", cmd, base, logPath, 60*time.Second, func() bool {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/events?per_page=1", nil)
@@ -594,7 +594,7 @@ func startModeServer(ctx context.Context, cfg config, db, name string) (m *modeS
 		return nil, nil, err
 	}
 	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(serverEnv(dbURL, addr), "ADMIN_ADDR="+admin)
+	cmd.Env = append(serverEnv(dbURL, addr), "ADMIN_ADDR="+admin, gcTraceEnv)
 	base := "http://" + addr
 	srv, err := startProcess(ctx, "boxoffice serve", cmd, base, filepath.Join(binDir, "server-"+name+".log"), 60*time.Second, func() bool {
 		_, err := checkOnce(endpoints(base, sd)[epEvents])
