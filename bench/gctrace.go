@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"regexp"
-	"slices"
 	"strconv"
 	"time"
 )
@@ -50,7 +49,7 @@ func parseGCTrace(r io.Reader) gcTrace {
 		g, _ := strconv.ParseFloat(string(m[7]), 64)
 		live, goal = append(live, l), append(goal, g)
 	}
-	t.liveMB, t.goalMB = median(live), median(goal)
+	t.liveMB, t.goalMB = spreadOf(live).med, spreadOf(goal).med
 	return t
 }
 
@@ -74,18 +73,6 @@ func fileSize(path string) int64 {
 		return 0
 	}
 	return fi.Size()
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	xs = slices.Clone(xs)
-	slices.Sort(xs)
-	if len(xs)%2 == 1 {
-		return xs[len(xs)/2]
-	}
-	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
 }
 
 func (t gcTrace) perThousand(requests float64) float64 {
