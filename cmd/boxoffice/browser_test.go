@@ -154,16 +154,17 @@ func shootWidths(t *testing.T, run func(string, ...chromedp.Action), dir, name s
 			chromedp.FullScreenshot(&png, 100), // 100: PNG
 		)
 		keepScreenshot(t, dir, fmt.Sprintf("%s-%d.png", name, width), png)
-		requireFits(t, run, fmt.Sprintf("%s at %d px", name, width))
+		requireFits(t, run, name, width)
 	}
 	run("back to the desktop", chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)))
 }
 
-// requireFits checks that the page now shown is no wider than the
-// browser's window, as it is and with its long words written in its
-// widest letter (widestWordsJS).
-func requireFits(t *testing.T, run func(string, ...chromedp.Action), what string) {
+// requireFits checks that the browser's window is width pixels wide and
+// the page now shown no wider, as it is and with its long words written in
+// its widest letter (widestWordsJS).
+func requireFits(t *testing.T, run func(string, ...chromedp.Action), what string, width int64) {
 	t.Helper()
+	what = fmt.Sprintf("%s at %d px", what, width)
 	var viewport, scroll int64
 	var widest struct {
 		Width   int64
@@ -174,6 +175,7 @@ func requireFits(t *testing.T, run func(string, ...chromedp.Action), what string
 		chromedp.Evaluate(`document.documentElement.scrollWidth`, &scroll),
 		chromedp.Evaluate(widestWordsJS, &widest),
 	)
+	require.Equal(t, width, viewport, "%s: the window's width", what)
 	require.LessOrEqual(t, scroll, viewport, "%s scrolls sideways", what)
 	require.LessOrEqual(t, widest.Width, viewport,
 		"%s scrolls sideways when its long words are made of its widest letter (deepest element too wide: %s)", what, widest.Culprit)

@@ -211,10 +211,7 @@ func TestDoorInBrowser(t *testing.T) {
 	}
 	fitsWidth := func(what string, width int) {
 		t.Helper()
-		var viewport int
-		run("measure the window", chromedp.Evaluate(`window.innerWidth`, &viewport))
-		require.Equal(t, width, viewport)
-		requireFits(t, run, what+" at "+strconv.Itoa(width)+" px")
+		requireFits(t, run, what, int64(width))
 	}
 	text := func(sel string) string {
 		t.Helper()
