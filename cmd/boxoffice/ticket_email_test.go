@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -16,6 +19,9 @@ import (
 	"github.com/boxoffice/boxoffice/mail/mailtest"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/stretchr/testify/require"
 )
 
@@ -44,15 +50,59 @@ func (tb *testBundle) emailStatus(t testing.TB, ref string) map[string]any {
 }
 
 // waitEmail waits until the order's ticket email is no longer queued and
-// returns its status.
+// returns its status. The condition runs on the test's goroutine (a
+// failed request inside it fails the test at once), and a timeout says
+// where the email's job stands.
 func (tb *testBundle) waitEmail(t testing.TB, ref string) map[string]any {
 	t.Helper()
-	var got map[string]any
-	require.Eventually(t, func() bool {
-		got = tb.emailStatus(t, ref)
-		return got["status"] != store.TicketsEmailQueued
-	}, 20*time.Second, 20*time.Millisecond)
-	return got
+	const timeout = 30 * time.Second
+	deadline := time.Now().Add(timeout)
+	for {
+		got := tb.emailStatus(t, ref)
+		if got["status"] != store.TicketsEmailQueued {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the ticket email of %s is still queued after %s; its jobs: %s", ref, timeout, tb.emailJobs(t, ref))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// emailJobs describes the ticket email jobs of an order as River holds
+// them: state, attempts, errors.
+func (tb *testBundle) emailJobs(t testing.TB, ref string) string {
+	t.Helper()
+	ctx := context.Background()
+	o, err := store.OrderByReference(ctx, tb.db, ref)
+	require.NoError(t, err)
+	var client *river.Client[*sql.Tx]
+	if tb.db.Postgres() {
+		client, err = river.NewClient(riverdatabasesql.New(tb.db.DB.DB), &river.Config{})
+	} else {
+		client, err = river.NewClient(riversqlite.New(tb.db.DB.DB), &river.Config{})
+	}
+	require.NoError(t, err)
+	res, err := client.JobList(ctx, river.NewJobListParams().Kinds("ticket_email").First(100))
+	require.NoError(t, err)
+	var out []string
+	for _, j := range res.Jobs {
+		var args struct {
+			OrderID int64 `json:"order_id"`
+		}
+		if json.Unmarshal(j.EncodedArgs, &args) != nil || args.OrderID != o.ID {
+			continue
+		}
+		line := fmt.Sprintf("job %d %s, attempt %d of %d, scheduled %s", j.ID, j.State, j.Attempt, j.MaxAttempts, j.ScheduledAt.Format(time.RFC3339Nano))
+		for _, e := range j.Errors {
+			line += fmt.Sprintf("; attempt %d at %s: %s", e.Attempt, e.At.Format(time.RFC3339Nano), e.Error)
+		}
+		out = append(out, line)
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, " | ")
 }
 
 // decoded reads a MIME part's body, undoing base64 (multipart.Reader
