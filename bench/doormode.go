@@ -94,7 +94,18 @@ func doorMain(ctx context.Context) (err error) {
 // to path, starting after wait.
 func fetchProfile(admin, path string, wait, d time.Duration) error {
 	time.Sleep(wait)
-	res, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", admin, int(d.Seconds())))
+	return saveURL(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", admin, int(d.Seconds())), path)
+}
+
+// fetchHeapProfile writes to path the server's heap profile right after a
+// collection (what is live, and what was allocated since the start).
+func fetchHeapProfile(admin, path string) error {
+	return saveURL(admin+"/debug/pprof/heap?gc=1", path)
+}
+
+// saveURL writes the body of a GET of rawURL to path.
+func saveURL(rawURL, path string) error {
+	res, err := http.Get(rawURL)
 	if err != nil {
 		return err
 	}

@@ -113,7 +113,9 @@ const driftDB = "boxoffice_drift"
 // driftMain is `go run . drift`: the new-text series alone, on a fresh
 // server, for working on GraphQL without the whole bench. BENCH_PROFILE=
 // FILE also writes CPU profiles of the first and the last run
-// (FILE.first, FILE.last) from the server's admin listener.
+// (FILE.first, FILE.last) and heap profiles taken after each of them
+// (FILE.first.heap, FILE.last.heap: what stays live as the server runs)
+// from the server's admin listener.
 func driftMain(ctx context.Context) (err error) {
 	cfg, err := loadConfig()
 	if err != nil {
@@ -142,18 +144,26 @@ func driftMain(ctx context.Context) (err error) {
 	pid := m.cmd.Process.Pid
 	var runs []driftRun
 	for i := range driftRuns {
-		var ch chan error
+		var name string
 		switch i {
 		case 0:
-			ch = prof("first")
+			name = "first"
 		case driftRuns - 1:
-			ch = prof("last")
+			name = "last"
+		}
+		var ch chan error
+		if name != "" {
+			ch = prof(name)
 		}
 		runs = append(runs, newTextDriftRun(cfg, pid, m.logPath, driftDB, eps[epGraphQLN], i))
-		if ch != nil {
-			if err := <-ch; err != nil {
-				step("profile: %v", err)
-			}
+		if ch == nil {
+			continue
+		}
+		if err := <-ch; err != nil {
+			step("profile: %v", err)
+		}
+		if err := fetchHeapProfile("http://"+admin, os.Getenv("BENCH_PROFILE")+"."+name+".heap"); err != nil {
+			step("heap profile: %v", err)
 		}
 	}
 	step("largest run's CPU per request %.2f× the first's; peak RSS %s; errors %d", driftGrowthOf(runs), mb(driftPeak(runs)), driftErrors(runs))
