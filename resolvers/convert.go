@@ -80,7 +80,7 @@ func toTicket(t *store.Ticket, tz string) *model.Ticket {
 	loc := catalog.Zone(tz)
 	start, end := catalog.FormatTime(t.SalesStart, loc), catalog.FormatTime(t.SalesEnd, loc)
 	effective := catalog.EffectivePrice(t)
-	return &model.Ticket{
+	return &model.Ticket{QuantityAvailable: int(catalog.Available(t.Stock())), TicketInfo: &model.TicketInfo{
 		ID:                 int(t.ID),
 		Reference:          t.Reference,
 		EventdateID:        int(t.EventDateID),
@@ -90,7 +90,6 @@ func toTicket(t *store.Ticket, tz string) *model.Ticket {
 		Price:              amount(t.Price),
 		Promotionalprice:   amount(t.PromotionalPrice),
 		Quantity:           intPtr(t.Quantity),
-		QuantityAvailable:  int(catalog.Available(t.Stock())),
 		Ticketsperattendee: intPtr(t.TicketsPerAttendee),
 		Salesstartdate:     plain(start),
 		Salesenddate:       plain(end),
@@ -102,7 +101,7 @@ func toTicket(t *store.Ticket, tz string) *model.Ticket {
 		EffectivePrice:     catalog.FormatAmount(effective),
 		RequiresPayment:    !catalog.IsFree(t),
 		Timezone:           tz,
-	}
+	}}
 }
 
 // toAvailability converts the stock rows of a date's tickets.
@@ -114,8 +113,9 @@ func toAvailability(dateID int64, stock []store.Stock) *model.DateAvailability {
 	return out
 }
 
-// withStock copies kept tickets with the availability of their stock rows
-// (same tickets, same order); ok is false when the two no longer match.
+// withStock gives kept tickets the availability of their stock rows (same
+// tickets, same order), sharing what the catalog says of them; ok is false
+// when the two no longer match.
 func withStock(kept []*model.Ticket, stock []store.Stock) (out []*model.Ticket, ok bool) {
 	if len(kept) != len(stock) {
 		return nil, false
@@ -126,7 +126,7 @@ func withStock(kept []*model.Ticket, stock []store.Stock) (out []*model.Ticket, 
 		if int64(t.ID) != stock[i].ID {
 			return nil, false
 		}
-		copies[i] = *t
+		copies[i].TicketInfo = t.TicketInfo
 		copies[i].QuantityAvailable = int(catalog.Available(stock[i]))
 		out[i] = &copies[i]
 	}

@@ -90,8 +90,17 @@ type Venue struct {
 	Lng       *float64 `json:"lng"`
 }
 
-// Ticket is spec section 2.3.
+// Ticket is spec section 2.3: what the catalog says of a ticket type,
+// shared by every answer while the catalog is unchanged, and its live
+// availability, the one field each answer reads anew. An answer's tickets
+// are these two words each, not copies of the ticket.
 type Ticket struct {
+	*TicketInfo
+	QuantityAvailable int `json:"quantity_available"`
+}
+
+// TicketInfo is a ticket type as the catalog describes it.
+type TicketInfo struct {
 	ID                 int     `json:"id"`
 	Reference          string  `json:"reference"`
 	EventdateID        int     `json:"eventdate_id"`
@@ -101,7 +110,6 @@ type Ticket struct {
 	Price              *string `json:"price"`
 	Promotionalprice   *string `json:"promotionalprice"`
 	Quantity           *int    `json:"quantity"`
-	QuantityAvailable  int     `json:"quantity_available"`
 	Ticketsperattendee *int    `json:"ticketsperattendee"`
 	Salesstartdate     *string `json:"salesstartdate"`
 	Salesenddate       *string `json:"salesenddate"`
