@@ -1,9 +1,9 @@
 package webpage
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"io/fs"
 	"net/http"
 	"path"
@@ -15,11 +15,17 @@ import (
 // each by a URL that carries a hash of the file's content, so a new build's
 // files get new URLs and a served file may be cached for good.
 type Assets struct {
+	fsys  fs.FS
 	files map[string]*asset
 }
 
+// asset is a file of the page. Its content is not kept: an embedded file
+// is read in place from the binary each time it is served, so the pages'
+// scripts (about 6 MB, the GraphQL playground's and the API reference's
+// mostly) are not a copy on the heap that the collector counts against
+// the server's memory limit.
 type asset struct {
-	body        []byte
+	path        string
 	contentType string
 	etag        string // strong, quoted
 	version     string // short content hash, for URLs
@@ -33,7 +39,7 @@ func LoadAssets(fsys fs.FS, dir string, required ...string) *Assets {
 	if err != nil {
 		panic("webpage: " + err.Error())
 	}
-	a := &Assets{files: make(map[string]*asset, len(entries))}
+	a := &Assets{fsys: fsys, files: make(map[string]*asset, len(entries))}
 	for _, e := range entries {
 		var ct string
 		switch path.Ext(e.Name()) {
@@ -44,13 +50,9 @@ func LoadAssets(fsys fs.FS, dir string, required ...string) *Assets {
 		default:
 			continue
 		}
-		body, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
-		if err != nil {
-			panic("webpage: " + err.Error())
-		}
-		sum := sha256.Sum256(body)
-		h := hex.EncodeToString(sum[:])
-		a.files[e.Name()] = &asset{body: body, contentType: ct, etag: `"` + h + `"`, version: h[:12]}
+		p := path.Join(dir, e.Name())
+		h := hashFile(fsys, p)
+		a.files[e.Name()] = &asset{path: p, contentType: ct, etag: `"` + h + `"`, version: h[:12]}
 	}
 	for _, name := range required {
 		if a.files[name] == nil {
@@ -58,6 +60,24 @@ func LoadAssets(fsys fs.FS, dir string, required ...string) *Assets {
 		}
 	}
 	return a
+}
+
+// hashFile returns the hex SHA-256 of the file at p, which must be
+// seekable (embed.FS's files are): Serve hands it to http.ServeContent.
+func hashFile(fsys fs.FS, p string) string {
+	f, err := fsys.Open(p)
+	if err != nil {
+		panic("webpage: " + err.Error())
+	}
+	defer f.Close()
+	if _, ok := f.(io.ReadSeeker); !ok {
+		panic("webpage: " + p + " cannot seek; assets must come from an embed.FS")
+	}
+	sum := sha256.New()
+	if _, err := io.Copy(sum, f); err != nil {
+		panic("webpage: " + err.Error())
+	}
+	return hex.EncodeToString(sum.Sum(nil))
 }
 
 // Version returns the short content hash of the named file; it panics for
@@ -86,12 +106,17 @@ func (a *Assets) Serve(w http.ResponseWriter, r *http.Request, name string) bool
 	if f == nil {
 		return false
 	}
+	file, err := a.fsys.Open(f.path)
+	if err != nil { // opened at start; an embedded file does not go away
+		panic("webpage: " + err.Error())
+	}
+	defer file.Close()
 	h := w.Header()
 	h.Set("Content-Type", f.contentType)
 	h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	h.Set("ETag", f.etag)
 	h.Set("X-Content-Type-Options", "nosniff")
-	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(f.body))
+	http.ServeContent(w, r, name, time.Time{}, file.(io.ReadSeeker))
 	return true
 }
 
