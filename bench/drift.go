@@ -47,8 +47,8 @@ func newTextDriftRun(cfg config, pid int, logPath, db string, e endpoint, i int)
 		return closedLoop(e, cfg.concurrency, 0, cfg.duration)
 	})
 	gc := readGCTrace(logPath, from)
-	step("  run %2d/%d: %6.0f req/s  server CPU %s/req  peak RSS %s  errors %d  %s", i+1, driftRuns, s.rps, ms(s.serverCPU), mb(s.hwm), s.errors,
-		gc.String(s.rps*cfg.duration.Seconds()))
+	step("  run %2d/%d: %6.0f req/s  server CPU %s/req  peak RSS %s  errors %d  other CPU %.0f%%  %s", i+1, driftRuns, s.rps, ms(s.serverCPU),
+		mb(s.hwm), s.errors, 100*s.otherCPU, gc.String(s.rps*cfg.duration.Seconds()))
 	return driftRun{s: s, peakRSS: s.hwm, gc: gc}
 }
 
@@ -98,12 +98,14 @@ func writeDrift(b *strings.Builder, c config, runs []driftRun) {
 	b.WriteString("The collector's columns come from the server's `GODEBUG=gctrace=1` lines written during the run: its cycles, per 1,000 " +
 		"requests, the median heap left live after a cycle and the median goal the next cycle was paced to (the goal is GOGC's " +
 		"unless the soft memory limit, `GOMEMLIMIT`, holds it lower), and the CPU the collector reports for its cycles, per request.\n\n")
-	b.WriteString("| run | requests/s | p50 | p99 | server CPU/req | vs run 1 | peak RSS | errors | GC cycles | per 1,000 requests | live heap after GC | heap goal | GC CPU/req |\n" +
-		"|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("\"Other CPU\" is the share of the machine's CPU that other processes used during the run (as in the rows above): " +
+		"on two cores, work beside the server (PostgreSQL's checkpointer or autovacuum, say) slows the server's own CPU per request too.\n\n")
+	b.WriteString("| run | requests/s | p50 | p99 | server CPU/req | vs run 1 | peak RSS | errors | other CPU | GC cycles | per 1,000 requests | live heap after GC | heap goal | GC CPU/req |\n" +
+		"|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for i, r := range runs {
 		reqs := r.s.rps * c.duration.Seconds()
-		fmt.Fprintf(b, "| %d | %.0f | %s | %s | %s | %.2f× | %s | %d | %d | %.1f | %.0f MB | %.0f MB | %s |\n", i+1, r.s.rps, ms(r.s.p50), ms(r.s.p99), ms(r.s.serverCPU),
-			float64(r.s.serverCPU)/float64(max(runs[0].s.serverCPU, 1)), mb(r.peakRSS), r.s.errors,
+		fmt.Fprintf(b, "| %d | %.0f | %s | %s | %s | %.2f× | %s | %d | %.0f%% | %d | %.1f | %.0f MB | %.0f MB | %s |\n", i+1, r.s.rps, ms(r.s.p50), ms(r.s.p99), ms(r.s.serverCPU),
+			float64(r.s.serverCPU)/float64(max(runs[0].s.serverCPU, 1)), mb(r.peakRSS), r.s.errors, 100*r.s.otherCPU,
 			r.gc.cycles, r.gc.perThousand(reqs), r.gc.liveMB, r.gc.goalMB, ms(r.gc.cpuPer(reqs)))
 	}
 }
@@ -115,7 +117,9 @@ const driftDB = "boxoffice_drift"
 // FILE also writes CPU profiles of the first and the last run
 // (FILE.first, FILE.last) and heap profiles taken after each of them
 // (FILE.first.heap, FILE.last.heap: what stays live as the server runs)
-// from the server's admin listener.
+// from the server's admin listener. BENCH_DRIFT_AFTER_ROWS=1 first runs
+// every closed-loop row once on the server, as the full bench does before
+// its series (and with BENCH_PROFILE writes FILE.rows.heap after them).
 func driftMain(ctx context.Context) (err error) {
 	cfg, err := loadConfig()
 	if err != nil {
@@ -140,8 +144,25 @@ func driftMain(ctx context.Context) (err error) {
 		go func() { ch <- fetchProfile("http://"+admin, path+"."+suffix, 0, cfg.duration-time.Second) }()
 		return ch
 	}
-	step("new-text GraphQL: %d consecutive runs of %s on one server", driftRuns, cfg.duration)
 	pid := m.cmd.Process.Pid
+	if os.Getenv("BENCH_DRIFT_AFTER_ROWS") == "1" {
+		// The full bench runs the series on the server that has just run
+		// every closed-loop row, with what those left in its caches.
+		for _, name := range rowsOrder {
+			if name == epBaseline {
+				continue
+			}
+			step("first, as in the full bench: %s for %s", name, cfg.duration)
+			s := closedLoop(eps[name], cfg.concurrency, 0, cfg.duration)
+			step("  %8.0f req/s  errors %d", s.rps, s.errors)
+		}
+		if path := os.Getenv("BENCH_PROFILE"); path != "" {
+			if err := fetchHeapProfile("http://"+admin, path+".rows.heap"); err != nil {
+				step("heap profile: %v", err)
+			}
+		}
+	}
+	step("new-text GraphQL: %d consecutive runs of %s on one server", driftRuns, cfg.duration)
 	var runs []driftRun
 	for i := range driftRuns {
 		var name string
