@@ -138,9 +138,10 @@ func serveCommand(stdout, stderr io.Writer) *cli.Command {
 // DefaultMemoryLimit is serve's soft memory limit when GOMEMLIMIT is unset.
 const DefaultMemoryLimit = 100 << 20
 
-// DefaultGCPercent is serve's GOGC when GOGC is unset. A GraphQL catalog
-// answer allocates about 2 MB that dies with the request, while the caches
-// keep 20–50 MB alive; at Go's default of 100 the collector re-marks those
+// DefaultGCPercent is serve's GOGC when GOGC is unset. A nested GraphQL
+// catalog answer allocates about 0.5 MB that dies with the request
+// (BenchmarkNestedGraphQL/NewText; 2 MB when this was set), while the
+// caches keep 20–50 MB alive; at Go's default of 100 the collector re-marks those
 // caches every 25 MB allocated, a third of the server's CPU under a
 // new-text GraphQL load (pprof). At 200 it marks half as often; the memory
 // limit still bounds the heap.
