@@ -135,14 +135,11 @@ func driftMain(ctx context.Context) (err error) {
 	if _, err := checkOnce(eps[epGraphQLN]); err != nil {
 		return err
 	}
-	prof := func(suffix string) chan error {
-		path := os.Getenv("BENCH_PROFILE")
-		if path == "" {
-			return nil
+	profile, adminURL := os.Getenv("BENCH_PROFILE"), "http://"+admin
+	heapProfile := func(suffix string) {
+		if err := fetchHeapProfile(adminURL, profile+"."+suffix+".heap"); err != nil {
+			step("heap profile: %v", err)
 		}
-		ch := make(chan error, 1)
-		go func() { ch <- fetchProfile("http://"+admin, path+"."+suffix, 0, cfg.duration-time.Second) }()
-		return ch
 	}
 	pid := m.cmd.Process.Pid
 	if os.Getenv("BENCH_DRIFT_AFTER_ROWS") == "1" {
@@ -156,36 +153,25 @@ func driftMain(ctx context.Context) (err error) {
 			s := closedLoop(eps[name], cfg.concurrency, 0, cfg.duration)
 			step("  %8.0f req/s  errors %d", s.rps, s.errors)
 		}
-		if path := os.Getenv("BENCH_PROFILE"); path != "" {
-			if err := fetchHeapProfile("http://"+admin, path+".rows.heap"); err != nil {
-				step("heap profile: %v", err)
-			}
+		if profile != "" {
+			heapProfile("rows")
 		}
 	}
 	step("new-text GraphQL: %d consecutive runs of %s on one server", driftRuns, cfg.duration)
 	var runs []driftRun
 	for i := range driftRuns {
-		var name string
-		switch i {
-		case 0:
-			name = "first"
-		case driftRuns - 1:
-			name = "last"
-		}
-		var ch chan error
-		if name != "" {
-			ch = prof(name)
-		}
-		runs = append(runs, newTextDriftRun(cfg, pid, m.logPath, driftDB, eps[epGraphQLN], i))
-		if ch == nil {
+		name := map[int]string{0: "first", driftRuns - 1: "last"}[i]
+		if profile == "" || name == "" {
+			runs = append(runs, newTextDriftRun(cfg, pid, m.logPath, driftDB, eps[epGraphQLN], i))
 			continue
 		}
-		if err := <-ch; err != nil {
+		cpu := make(chan error, 1)
+		go func() { cpu <- fetchProfile(adminURL, profile+"."+name, 0, cfg.duration-time.Second) }()
+		runs = append(runs, newTextDriftRun(cfg, pid, m.logPath, driftDB, eps[epGraphQLN], i))
+		if err := <-cpu; err != nil {
 			step("profile: %v", err)
 		}
-		if err := fetchHeapProfile("http://"+admin, os.Getenv("BENCH_PROFILE")+"."+name+".heap"); err != nil {
-			step("heap profile: %v", err)
-		}
+		heapProfile(name)
 	}
 	step("largest run's CPU per request %.2f× the first's; peak RSS %s; errors %d", driftGrowthOf(runs), mb(driftPeak(runs)), driftErrors(runs))
 	return nil
