@@ -1,5 +1,5 @@
 // Package admission decides whether an API request may run at all, before
-// any API-specific work, in DESIGN.md's order: a client IP over its
+// any API-specific work, in this order: a client IP over its
 // failed-authentication limit is refused before any key lookup; then the
 // key is authenticated (a refusal counts against the IP, an IPv6 client's
 // /64, and one that puts it over the limit is answered

@@ -16,7 +16,7 @@ import (
 // and the timezone the events listing reports.
 const DefaultTimezone = "Africa/Accra"
 
-// File is an operator's catalog file (OPERATOR.md, "Catalog file").
+// File is an operator's catalog file (docs/operator.md, "The catalog file").
 // References are the upsert keys.
 type File struct {
 	Venues []VenueSpec `json:"venues"`

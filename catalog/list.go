@@ -115,7 +115,7 @@ func (p *Page) HasNext() bool { return p.Page < p.TotalPages }
 // HasPrev reports whether an earlier page exists.
 func (p *Page) HasPrev() bool { return p.Page > 1 }
 
-// Params is the listing rule of both APIs (spec section 8 and DESIGN.md):
+// Params is the listing rule of both APIs (docs/spec/ticketing-api.md section 8):
 // page defaults to 1 and per_page (or a connection's first) to 20; a given
 // page, per_page or first must be a positive integer; per_page and first
 // above 100 are capped at 100; q, slug and city are at most 200 characters

@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// Layouts of the API's time strings (DESIGN.md, decided semantics).
+// Layouts of the API's plain and display time strings (docs/api.md shows
+// them beside their _iso forms).
 const (
 	plainLayout   = "2006-01-02 15:04:05"
 	displayLayout = "Mon, 02 Jan 2006 3:04 PM"

@@ -50,8 +50,7 @@ func feedChanges(t *testing.T, db, readerDB *store.DB) {
 	)
 	ctx := context.Background()
 	svc := checkouttest.MustNew(t, db).Service
-	reader := *svc
-	reader.DB = readerDB
+	reader := &checkout.Service{DB: readerDB, Now: svc.Now, Config: svc.Config}
 	cat := storetest.MustCatalog(t, db, nil)
 	app := storetest.MustApp(t, db)
 	caller := checkout.Caller{AppID: app.ID, Environment: store.EnvLive}

@@ -1,6 +1,6 @@
 // Package checkout creates checkout sessions and reads orders: it validates
 // a request, prices the cart from the catalog, checks every business rule
-// of spec 4.5 and section 7 in DESIGN.md's order, holds or sells stock with
+// of spec 4.5 and section 7 in the order Create's doc lists, holds or sells stock with
 // conditional updates, applies the daily caps of live free tickets, and
 // writes the order and the idempotency outcome in one transaction.
 package checkout
@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/boxoffice/boxoffice/apperr"
@@ -26,7 +27,7 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// Config holds checkout's settings (OPERATOR.md, "Configuration").
+// Config holds checkout's settings (docs/operator.md, "Configuration").
 type Config struct {
 	// PublicBaseURL is the base of every checkout_url.
 	PublicBaseURL string
@@ -42,7 +43,7 @@ type Config struct {
 	LiveFreeDisabled bool
 }
 
-// DefaultConfig returns OPERATOR.md's defaults.
+// DefaultConfig returns the defaults docs/operator.md lists.
 func DefaultConfig() Config {
 	return Config{
 		PublicBaseURL: "http://localhost:8080", SandboxExpiry: 60 * time.Minute, LiveExpiry: 15 * time.Minute,
@@ -74,6 +75,10 @@ type Service struct {
 	// Tenants, when set, keeps the apps read (their redirect allowlists)
 	// until the tenant tables change.
 	Tenants Cache
+
+	// batches gathers live paid creates of the same tickets into one
+	// transaction (heldBatches).
+	batches atomic.Pointer[store.GroupCommit[*heldJob]]
 }
 
 // Catalog is where checkout reads the published catalog: the catalog
@@ -179,7 +184,8 @@ type savedError struct {
 // Create runs a checkout request under its idempotency key and reports
 // whether the answer, a session or a refusal, is the one saved for an
 // earlier run of the same request (replayed).
-// Errors, in DESIGN.md's order: rate_limit_exceeded, missing_idempotency_key,
+// Errors, earliest rule first (the order partners see when a request
+// breaks several): rate_limit_exceeded, missing_idempotency_key,
 // invalid_idempotency_key, validation_failed, idempotency_conflict,
 // idempotency_in_progress, event_not_found, event_not_available,
 // event_date_not_found, event_date_not_available, ticket_not_found,
@@ -211,8 +217,8 @@ func (s *Service) Create(ctx context.Context, c Caller, r Request) (sess *Sessio
 // create is the one place checkout's precedence is decided, whichever API
 // the request came through: the checkout limit, then the idempotency key,
 // then what decoding found in the body with the rest of validation, then
-// the rules. The answer to a key that already has one (DESIGN.md's
-// "idempotency lookup") is found when the request's own record cannot be
+// the rules. The answer to a key that already has one (the
+// idempotency lookup) is found when the request's own record cannot be
 // written: the order's transaction rolls back, nothing is left behind,
 // and the record that stands gives the answer, so it still comes before
 // every business rule.
@@ -440,7 +446,7 @@ func (s *Service) place(ctx context.Context, c Caller, req *request, a *attempt)
 		// The flash-sale path: held stock and an in-database payment,
 		// written with the other creates of these tickets (groupCommit).
 		j := &heldJob{req: req, k: k, order: order, items: items, a: a, now: now}
-		err := batchesOf(s.DB).Do(ctx, lineKey(req), j, func(ctx context.Context, jobs []*heldJob) []error {
+		err := s.heldBatches().Do(ctx, lineKey(req), j, func(ctx context.Context, jobs []*heldJob) []error {
 			return s.writeHeldBatch(ctx, inTx, jobs)
 		})
 		if err != nil {

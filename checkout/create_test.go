@@ -67,7 +67,7 @@ func bigMetadata() (map[string]any, int) {
 }
 
 // TestCreate_Precedence drives the service through every refusal of
-// DESIGN.md's checkout precedence: each case but the bare ones breaks two
+// checkout's precedence (Service.Create's doc): each case but the bare ones breaks two
 // rules at once, and the earlier rule must answer. Every case builds its
 // own database.
 func TestCreate_Precedence(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/boxoffice/boxoffice/apperr"
@@ -37,13 +36,15 @@ import (
 // up to this many of them.
 const heldWriters = 2
 
-// groupCommits are the batches of each database handle: services are
-// plain values (tests copy them), so the batches cannot live in one.
-var groupCommits sync.Map // *store.DB → *store.GroupCommit[*heldJob]
-
-func batchesOf(db *store.DB) *store.GroupCommit[*heldJob] {
-	g, _ := groupCommits.LoadOrStore(db, &store.GroupCommit[*heldJob]{Writers: heldWriters})
-	return g.(*store.GroupCommit[*heldJob])
+// heldBatches returns the service's batches of live paid creates, made on
+// first use so that a Service written as a literal needs no constructor;
+// they go with the service when it is no longer used.
+func (s *Service) heldBatches() *store.GroupCommit[*heldJob] {
+	if g := s.batches.Load(); g != nil {
+		return g
+	}
+	s.batches.CompareAndSwap(nil, &store.GroupCommit[*heldJob]{Writers: heldWriters})
+	return s.batches.Load()
 }
 
 // heldJob is one live paid create of a batch; sess is its answer once

@@ -146,8 +146,9 @@ func TestConfirmPayment_LosesRaceWithExpirySweep(t *testing.T) {
 		// ConfirmPayment's read of the order (still pending) and its write:
 		// ConfirmPayment reads the clock after the order, to judge it, and
 		// before it writes, so a hook on that reading lands in the window.
-		sweeper := *b.svc
-		sweeper.Now = func() time.Time { return o.ExpiresAt.Add(time.Second) }
+		sweeper := &checkout.Service{DB: b.svc.DB, Webhooks: b.svc.Webhooks, Tickets: b.svc.Tickets,
+			Payments: b.svc.Payments, Config: b.svc.Config,
+			Now: func() time.Time { return o.ExpiresAt.Add(time.Second) }}
 		swept := 0
 		b.clock.beforeNextReading(func() {
 			n, err := sweeper.ExpireDue(ctx)

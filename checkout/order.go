@@ -13,7 +13,8 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// statusCodes are the numeric order statuses of DESIGN.md.
+// statusCodes are the numeric order statuses the API's status_code shows
+// (docs/api.md, "Orders and their states").
 var statusCodes = map[string]int{
 	store.OrderUnknown: 0, store.OrderPending: 1, store.OrderPaid: 2,
 	store.OrderCompleted: 3, store.OrderFailed: 4, store.OrderExpired: 5,

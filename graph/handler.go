@@ -39,8 +39,9 @@ func NewHandler(cfg Config, log *slog.Logger, limits DocumentLimits, live Live, 
 	// Before Options, which would answer HEAD 405; it leaves OPTIONS to it.
 	srv.AddTransport(httpTransport{log: log})
 	srv.AddTransport(transport.Options{})
-	// A parsed document is charged 40 times its text: TestParsedQueryCost
-	// measures about 20 times for a nested query, so this errs on the safe side.
+	// A parsed document is charged 40 times its text, twice what
+	// TestParsedQueryCost measures for a nested query, to err on the safe
+	// side.
 	// Kept from a text's second sighting on (secondSight).
 	srv.SetQueryCache(newSecondSight(newBoundedCache(QueryCacheBytes, func(q string, _ *ast.QueryDocument) int { return 40 * len(q) })))
 	// gqlparser's rules, with a linear overlapping-fields rule and at most
@@ -76,8 +77,8 @@ func NewHandler(cfg Config, log *slog.Logger, limits DocumentLimits, live Live, 
 	// that sends large documents back to back, within its request limit,
 	// keeps at most half the cores busy, and every other tenant finds the
 	// rest. (With four a core per account, one account's documents kept
-	// both cores of a 2-core server busy and another tenant's p99 rose to
-	// a second in the soak bench.)
+	// every core busy and another tenant's latency rose badly in the soak
+	// bench: docs/benchmarks.md.)
 	slots := max(8, 4*runtime.GOMAXPROCS(0))
 	operations := readBody(bodyTimeout, admit(slots, max(1, runtime.GOMAXPROCS(0)/2), srv))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -16,7 +16,8 @@ import (
 // instead, and to run resolver fields inline. Nothing is lost: every
 // list level's children are loaded by its parent in one batch before
 // gqlgen descends (resolvers/prefetch.go), so no element waits for I/O,
-// and ~950 goroutines and their stacks per nested query are saved.
+// and a goroutine and its stack per list element and resolver field of a
+// nested query are saved.
 // Same contract as MarshalSliceConcurrently: each element gets a field
 // context with its index; a panic in one is reported and nulls the list.
 //
@@ -25,8 +26,8 @@ import (
 // (collectFields): a nested catalog answer has about a thousand list
 // elements, each of which cost four allocations. (Making the elements of
 // a list, or their field sets, in one allocation for the whole list was
-// measured slower: bench-peers' new-text nested query went from 1.42 to
-// 1.49–1.55 ms of CPU; large objects cost the collector more to scan.)
+// measured slower, docs/benchmarks.md: large objects cost the collector
+// more to scan.)
 func marshalSlice(ctx context.Context, length int, _ int64, omitPanicHandler bool,
 	marshalElement func(ctx context.Context, i int) graphql.Marshaler) graphql.Array {
 	ret := make(graphql.Array, length)

@@ -42,10 +42,10 @@ func New(c *catalog.Service) *Loaders {
 	}
 }
 
-// DatesNow returns the dates of these events, fetching those not yet
+// LoadDates returns the dates of these events, fetching those not yet
 // loaded in one query, at once.
-func (l *Loaders) DatesNow(ctx context.Context, eventIDs []int64) ([][]store.EventDate, error) {
-	return l.Dates.Now(ctx, eventIDs)
+func (l *Loaders) LoadDates(ctx context.Context, eventIDs []int64) ([][]store.EventDate, error) {
+	return l.Dates.LoadAll(ctx, eventIDs)
 }
 
 // PrimeVenues loads these venues in one query, at once, for later
@@ -53,21 +53,21 @@ func (l *Loaders) DatesNow(ctx context.Context, eventIDs []int64) ([][]store.Eve
 // over together, so the batch cannot split however the machine schedules
 // the children.
 func (l *Loaders) PrimeVenues(ctx context.Context, ids []int64) error {
-	_, err := l.Venue.Now(ctx, ids)
+	_, err := l.Venue.LoadAll(ctx, ids)
 	return err
 }
 
 // PrimeTickets loads the tickets of these dates in one query, at once, for
 // later Tickets.Load calls.
 func (l *Loaders) PrimeTickets(ctx context.Context, dateIDs []int64) error {
-	_, err := l.Tickets.Now(ctx, dateIDs)
+	_, err := l.Tickets.LoadAll(ctx, dateIDs)
 	return err
 }
 
 // PrimeStock loads the stock columns of the tickets of these dates in one
 // query, at once, for later Stock.Load calls.
 func (l *Loaders) PrimeStock(ctx context.Context, dateIDs []int64) error {
-	_, err := l.Stock.Now(ctx, dateIDs)
+	_, err := l.Stock.LoadAll(ctx, dateIDs)
 	return err
 }
 
@@ -129,12 +129,12 @@ func (l *Loader[V]) Load(ctx context.Context, key int64) dataloader.Thunk[V] {
 	return l.dl.Load(ctx, key)
 }
 
-// Now returns the values of keys in order, fetching the unknown ones with
+// LoadAll returns the values of keys in order, fetching the unknown ones with
 // one call of the batch function, at once. When the caller knows every
 // key it needs, waiting for a batch window gains nothing, and a window
 // that closes half-way through a long list of keys (a busy machine) would
 // split the query in two.
-func (l *Loader[V]) Now(ctx context.Context, keys []int64) ([]V, error) {
+func (l *Loader[V]) LoadAll(ctx context.Context, keys []int64) ([]V, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}

@@ -575,13 +575,6 @@ func issueKey(ctx context.Context, db bun.IDB, appID int64, env string, now time
 	return key, err
 }
 
-func checkEnv(env string) error {
-	if env != store.EnvTest && env != store.EnvLive {
-		return fmt.Errorf("--env %q is not one of test, live", env)
-	}
-	return nil
-}
-
 // newWebhookSecret returns a fresh secret in the form signing needs.
 func newWebhookSecret() string { return webhook.NewSecret() }
 

@@ -19,7 +19,7 @@ func (r *Resolver) events(ctx context.Context, events []store.Event) ([]*model.E
 	for i := range events {
 		ids[i] = events[i].ID
 	}
-	dates, err := loaders.For(ctx).DatesNow(ctx, ids)
+	dates, err := loaders.For(ctx).LoadDates(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (r *Resolver) eventDates(ctx context.Context, dates []store.EventDate, tz s
 			ids = append(ids, *dates[i].VenueID)
 		}
 	}
-	venues, err := loaders.For(ctx).Venue.Now(ctx, ids)
+	venues, err := loaders.For(ctx).Venue.LoadAll(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -217,9 +217,9 @@ func (r *Resolver) Dates(ctx context.Context, ev *model.Event, includePast bool)
 	return r.dates(ctx, ev, includePast, false)
 }
 
-// DatesNow is GET /events/{id}/dates: Dates of one event, read at once
+// DatesUnbatched is GET /events/{id}/dates: Dates of one event, read at once
 // (the event may have come from the catalog cache, without its dates).
-func (r *Resolver) DatesNow(ctx context.Context, ev *model.Event, includePast bool) ([]*model.EventDate, error) {
+func (r *Resolver) DatesUnbatched(ctx context.Context, ev *model.Event, includePast bool) ([]*model.EventDate, error) {
 	return r.dates(ctx, ev, includePast, true)
 }
 
@@ -263,9 +263,9 @@ func (r *Resolver) Tickets(ctx context.Context, d *model.EventDate) ([]*model.Ti
 	return r.tickets(ctx, d, false, stock)
 }
 
-// TicketsNow is GET /event-dates/{id}/tickets: Tickets of one date, read at
+// TicketsUnbatched is GET /event-dates/{id}/tickets: Tickets of one date, read at
 // once rather than after a batch window that no other date will join.
-func (r *Resolver) TicketsNow(ctx context.Context, d *model.EventDate) ([]*model.Ticket, error) {
+func (r *Resolver) TicketsUnbatched(ctx context.Context, d *model.EventDate) ([]*model.Ticket, error) {
 	return r.tickets(ctx, d, true, true)
 }
 
@@ -273,7 +273,7 @@ func (r *Resolver) TicketsNow(ctx context.Context, d *model.EventDate) ([]*model
 // else in the batch being gathered.
 func loadOne[V any](ctx context.Context, ld *loaders.Loader[V], id int64, now bool) (V, error) {
 	if now {
-		vs, err := ld.Now(ctx, []int64{id})
+		vs, err := ld.LoadAll(ctx, []int64{id})
 		if err != nil {
 			var zero V
 			return zero, err

@@ -123,7 +123,7 @@ func (r *Resolver) prefetchLevels(ctx context.Context, events []*model.Event, ev
 			}
 		}
 	}
-	stored, err := l.DatesNow(ctx, need)
+	stored, err := l.LoadDates(ctx, need)
 	if err != nil {
 		return err
 	}

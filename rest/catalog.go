@@ -86,7 +86,7 @@ func (h *Handler) listEventDates(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	dates, err := h.Resolver.DatesNow(r.Context(), ev, includePast)
+	dates, err := h.Resolver.DatesUnbatched(r.Context(), ev, includePast)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -115,7 +115,7 @@ func (h *Handler) listTickets(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	tickets, err := h.Resolver.TicketsNow(r.Context(), date)
+	tickets, err := h.Resolver.TicketsUnbatched(r.Context(), date)
 	if err != nil {
 		h.fail(w, r, err)
 		return

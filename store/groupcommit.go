@@ -13,8 +13,8 @@ import (
 // caller's transaction would otherwise queue on the one before, such as
 // checkout creates of one ticket (its row lock is held until the commit
 // is flushed). It does not pay where callers do not contend: scans at a
-// door, which touch rows of their own, went from 476 to 287 a second when
-// batched by date (2-core machine, PostgreSQL 15).
+// door, which touch rows of their own, got slower when batched by date
+// (docs/benchmarks.md, "Figures that used to live in comments").
 //
 // Up to Writers batches of one key are written at once (each on its own
 // connection); a caller that arrives while they all are joins the next

@@ -13,7 +13,7 @@ import (
 )
 
 // NewDeliveryRequest builds the POST that delivers an event: its exact
-// payload, signed with secret at now, with every header OPERATOR.md names.
+// payload, signed with secret at now, with every header docs/webhooks.md names.
 // It is the one place a delivery is made, for an app's webhook URL and for
 // `boxoffice listen` forwarding to a laptop alike.
 func NewDeliveryRequest(ctx context.Context, url, secret, eventID, eventType string, payload []byte, now time.Time) (*http.Request, error) {

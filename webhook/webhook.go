@@ -77,7 +77,7 @@ type Event struct {
 	Data     any
 }
 
-// body is the JSON every delivery carries (OPERATOR.md).
+// body is the JSON every delivery carries (docs/webhooks.md, "The body").
 type body struct {
 	ID          string `json:"id"`
 	Type        string `json:"type"`
