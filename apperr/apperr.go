@@ -55,6 +55,12 @@ const (
 	FreeCheckoutUnavailable   Code = "free_checkout_unavailable"
 	PaymentGatewayUnavailable Code = "payment_gateway_unavailable"
 	Internal                  Code = "internal_error"
+	OrderNotRefundable        Code = "order_not_refundable"
+	TicketAlreadyVoid         Code = "ticket_already_void"
+	TicketCheckedIn           Code = "ticket_checked_in"
+	RefundExceedsBalance      Code = "refund_exceeds_balance"
+	RefundNotFound            Code = "refund_not_found"
+	EventDateCancelled        Code = "event_date_cancelled"
 )
 
 // statuses is the only code → HTTP status table of the service.
@@ -100,6 +106,19 @@ var statuses = map[Code]int{
 	DocumentTooLarge:          http.StatusUnprocessableEntity,
 	UnsupportedMediaType:      http.StatusUnsupportedMediaType,
 	SubscriptionLimitReached:  http.StatusTooManyRequests,
+	OrderNotRefundable:        http.StatusConflict,
+	TicketAlreadyVoid:         http.StatusConflict,
+	TicketCheckedIn:           http.StatusConflict,
+	RefundExceedsBalance:      http.StatusConflict,
+	RefundNotFound:            http.StatusNotFound,
+	EventDateCancelled:        http.StatusConflict,
+}
+
+// refundStatuses are the codes whose status differs for a refund: a ticket
+// a refund names that is not the order's is not found (404), where a
+// cart's unknown ticket is a field of an unprocessable body (422).
+var refundStatuses = map[Code]int{
+	TicketNotFound: http.StatusNotFound,
 }
 
 // Codes returns every code, sorted: the values a label naming a code can
@@ -156,6 +175,9 @@ type Error struct {
 	RetryAfter int
 	// Cause is the internal error behind a 5xx answer: logged, never sent.
 	Cause error
+	// Refund marks an error of a refund request, whose codes take the
+	// refund's statuses (ForRefund).
+	Refund bool
 }
 
 func (e *Error) Error() string {
@@ -176,8 +198,20 @@ func Unavailable(code Code, cause error, format string, args ...any) *Error {
 	return e
 }
 
-// Status returns the HTTP status of the error's code.
-func (e *Error) Status() int { return e.Code.Status() }
+// Status returns the HTTP status of the error's code, as a refund's
+// error when it is one.
+func (e *Error) Status() int {
+	if s, ok := refundStatuses[e.Code]; ok && e.Refund {
+		return s
+	}
+	return e.Code.Status()
+}
+
+// ForRefund marks e as an error of a refund request and returns it.
+func ForRefund(e *Error) *Error {
+	e.Refund = true
+	return e
+}
 
 // New returns an *Error with a formatted message.
 func New(code Code, format string, args ...any) *Error {

@@ -86,3 +86,66 @@ var (
 	ErrUnavailable = errors.New("payments: provider unavailable")
 	ErrForged      = errors.New("payments: callback signature does not match")
 )
+
+// RefundState is where a refund stands at the provider.
+type RefundState string
+
+// Refund states.
+const (
+	RefundPending   RefundState = "pending"
+	RefundSucceeded RefundState = "succeeded"
+	RefundFailed    RefundState = "failed"
+)
+
+// RefundRequest asks a provider to return money of a payment.
+type RefundRequest struct {
+	// RefundID is the service's refund id (rfd_…); the provider keeps it
+	// with the refund, so its list of refunds names it.
+	RefundID string
+	// PaymentReference is the payment's reference at the provider.
+	PaymentReference string
+	// Amount is in minor units of Currency.
+	Amount   int64
+	Currency string
+}
+
+// RefundResult is a refund as the provider reports it.
+type RefundResult struct {
+	// RefundID is the service's refund id the provider kept ("" for a
+	// refund made elsewhere, such as the provider's dashboard).
+	RefundID string
+	// ProviderID is the provider's own id of the refund.
+	ProviderID string
+	State      RefundState
+	Amount     int64
+	// FailureReason says why a failed refund failed, in the provider's
+	// words.
+	FailureReason string
+}
+
+// Refunder is a Provider that returns money.
+type Refunder interface {
+	// Refund asks the provider to return money. Errors wrapping
+	// ErrUnavailable mean the outcome is unknown (the provider could not
+	// be reached, timed out or failed): the refund may or may not exist
+	// there. Other errors are refusals: no refund was made.
+	Refund(ctx context.Context, r RefundRequest) (*RefundResult, error)
+	// RefundsOf lists the refunds of a payment, so that a refund whose
+	// request's outcome was lost is found before it is asked for again.
+	RefundsOf(ctx context.Context, paymentReference string) ([]RefundResult, error)
+}
+
+// RefundNotice is a provider's callback about a refund: which payment's
+// refunds changed. The callback is only a prompt; the service asks the
+// provider's list (RefundsOf) for the truth.
+type RefundNotice struct {
+	PaymentReference string
+}
+
+// RefundCallbacks is a Provider whose callbacks also report refunds.
+type RefundCallbacks interface {
+	// ParseRefundCallback authenticates a callback and returns the refund
+	// notice it carries, or (nil, nil) for a callback about something
+	// else. Errors wrapping ErrForged mean the callback is not authentic.
+	ParseRefundCallback(h http.Header, body []byte) (*RefundNotice, error)
+}

@@ -43,8 +43,11 @@ type IssuedTicket struct {
 	// VoidedAt and VoidReason say when and why the ticket was voided.
 	VoidedAt   time.Time `bun:"voided_at,nullzero"`
 	VoidReason *string   `bun:"void_reason"`
-	CreatedAt  time.Time `bun:"created_at,notnull"`
-	UpdatedAt  time.Time `bun:"updated_at,notnull"`
+	// RefundID is the refund that cancelled the ticket; nil for a ticket
+	// not cancelled by a refund.
+	RefundID  *int64    `bun:"refund_id"`
+	CreatedAt time.Time `bun:"created_at,notnull"`
+	UpdatedAt time.Time `bun:"updated_at,notnull"`
 }
 
 // InsertIssuedTickets stores an order's tickets and sets their ids; with

@@ -54,7 +54,12 @@ type Order struct {
 	PaymentProvider  *string        `bun:"payment_provider"`
 	PaymentURL       *string        `bun:"payment_url"`
 	RefundReview     bool           `bun:"refund_review,notnull"`
-	ReviewNote       *string        `bun:"review_note"`
+	// RefundCommitted is what the order's pending and succeeded refunds
+	// take, never more than TotalAmount; RefundedAmount what has
+	// succeeded. Both in minor units.
+	RefundCommitted int64   `bun:"refund_committed,notnull"`
+	RefundedAmount  int64   `bun:"refunded_amount,notnull"`
+	ReviewNote      *string `bun:"review_note"`
 	// TicketsToken names the buyer's ticket page; nil until tickets exist.
 	TicketsToken *string `bun:"tickets_token"`
 	// TicketsEmailStatus is the ticket email's state (TicketsEmail…), and

@@ -26,7 +26,7 @@ import (
 )
 
 // Event types (spec section 6; spec/fulfilment.md section 4 for the
-// tickets').
+// tickets'; spec/refunds.md section 4 for the refunds').
 const (
 	OrderPaid       = "order.paid"
 	OrderCompleted  = "order.completed"
@@ -34,6 +34,9 @@ const (
 	OrderExpired    = "order.expired"
 	TicketCheckedIn = "ticket.checked_in"
 	TicketVoided    = "ticket.voided"
+	RefundCreated   = "refund.created"
+	RefundSucceeded = "refund.succeeded"
+	RefundFailed    = "refund.failed"
 	Test            = "webhook.test"
 )
 
