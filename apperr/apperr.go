@@ -60,7 +60,6 @@ const (
 	TicketCheckedIn           Code = "ticket_checked_in"
 	RefundExceedsBalance      Code = "refund_exceeds_balance"
 	RefundNotFound            Code = "refund_not_found"
-	EventDateCancelled        Code = "event_date_cancelled"
 )
 
 // statuses is the only code → HTTP status table of the service.
@@ -111,7 +110,6 @@ var statuses = map[Code]int{
 	TicketCheckedIn:           http.StatusConflict,
 	RefundExceedsBalance:      http.StatusConflict,
 	RefundNotFound:            http.StatusNotFound,
-	EventDateCancelled:        http.StatusConflict,
 }
 
 // refundStatuses are the codes whose status differs for a refund: a ticket

@@ -57,6 +57,9 @@ func TestRoutes(t *testing.T) {
 		"GET /api/v1/orders",
 		"GET /api/v1/order-changes",
 		"GET /api/v1/orders/{reference}",
+		"POST /api/v1/orders/{reference}/refunds",
+		"GET /api/v1/orders/{reference}/refunds",
+		"GET /api/v1/refunds/{id}",
 		"POST /api/v1/check-ins",
 		"GET /api/v1/check-ins/stats",
 		"GET /api/v1/webhook-events/stream",
@@ -196,7 +199,8 @@ func TestErrorResponsesByStatus(t *testing.T) {
 				}
 				where := method + " " + path + " " + key
 				for _, code := range responseCodes(t, where, ref.Value) {
-					require.Equal(t, status, apperr.Code(code).Status(), "%s lists %s", where, code)
+					e := &apperr.Error{Code: apperr.Code(code), Refund: op.OperationID == "createRefund"}
+					require.Equal(t, status, e.Status(), "%s lists %s", where, code)
 					seen[code] = true
 				}
 			}

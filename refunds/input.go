@@ -50,9 +50,6 @@ type request struct {
 // Errors: validation_failed with details keyed by field path.
 func validate(in *Input, decoded apperr.Details) (*request, error) {
 	d := apperr.Details{}
-	for k, v := range decoded {
-		d[k] = v
-	}
 	r := &request{reason: store.RefundRequestedByCustomer}
 	if in == nil {
 		in = &Input{}
@@ -94,6 +91,11 @@ func validate(in *Input, decoded apperr.Details) (*request, error) {
 		r.reason = *in.Reason
 	}
 	r.metadata = checkout.CheckMetadataShape(d, "metadata", in.Metadata)
+	// What decoding found replaces what validation says of the same
+	// field: a field of the wrong type is named once.
+	for k, v := range decoded {
+		d[k] = v
+	}
 	if err := apperr.Validation(d); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/boxoffice/boxoffice/checkin"
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/live"
+	"github.com/boxoffice/boxoffice/refunds"
 )
 
 // Resolver is the dependency-injection root of the resolvers.
@@ -21,5 +22,7 @@ type Resolver struct {
 	CheckIns *checkin.Service
 	// Live fans changes out to subscriptions.
 	Live *live.Hub
-	Now  func() time.Time
+	// Refunds makes and reads refunds.
+	Refunds *refunds.Service
+	Now     func() time.Time
 }

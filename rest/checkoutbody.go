@@ -22,21 +22,8 @@ import (
 // names them once. Unknown fields are ignored. The problems are the
 // service's to report: it checks the Idempotency-Key header first.
 func decodeCheckout(body io.Reader) (*model.CheckoutRequest, apperr.Details) {
-	d := apperr.Details{}
-	dec := json.NewDecoder(body)
-	dec.UseNumber()
-	var v any
-	err := dec.Decode(&v)
-	if err == nil && dec.More() {
-		err = errors.New("trailing data after the JSON object")
-	}
-	if err != nil {
-		d.Add("body", bodyProblem(err))
-		return nil, d
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		d.Add("body", "must be a JSON object")
+	obj, d := decodeObject(body)
+	if obj == nil {
 		return nil, d
 	}
 	in := &model.CheckoutRequest{
@@ -120,6 +107,30 @@ func jsonInt(d apperr.Details, obj map[string]any, name, path string) *int {
 	}
 	v := int(i)
 	return &v
+}
+
+// decodeObject reads a body that must be one JSON object (numbers kept as
+// json.Number); when it is not, the object is nil and the problem is
+// under "body".
+func decodeObject(body io.Reader) (map[string]any, apperr.Details) {
+	d := apperr.Details{}
+	dec := json.NewDecoder(body)
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	if err == nil && dec.More() {
+		err = errors.New("trailing data after the JSON object")
+	}
+	if err != nil {
+		d.Add("body", bodyProblem(err))
+		return nil, d
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		d.Add("body", "must be a JSON object")
+		return nil, d
+	}
+	return obj, d
 }
 
 // jsonString reads a string member; null or absent is nil.

@@ -34,6 +34,9 @@ func (h *Handler) Routes(r chi.Router) {
 	r.Post("/checkout-sessions/{reference}/expire", h.expireCheckoutSession)
 	r.Get("/orders", h.listOrders)
 	r.Get("/orders/{reference}", h.getOrder)
+	r.Post("/orders/{reference}/refunds", h.createRefund)
+	r.Get("/orders/{reference}/refunds", h.listOrderRefunds)
+	r.Get("/refunds/{id}", h.getRefund)
 	r.Get("/order-changes", h.orderChanges)
 	r.Post("/check-ins", h.checkIn)
 	r.Get("/check-ins/stats", h.checkInStats)
@@ -67,7 +70,12 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 }
 
 func isCheckoutCreate(r *http.Request) bool {
-	return r.Method == http.MethodPost && strings.TrimSuffix(r.URL.Path, "/") == "/api/v1/checkout-sessions"
+	if r.Method != http.MethodPost {
+		return false
+	}
+	p := strings.TrimSuffix(r.URL.Path, "/")
+	// A refund is created like a checkout session, and answers like one.
+	return p == "/api/v1/checkout-sessions" || (strings.HasPrefix(p, "/api/v1/orders/") && strings.HasSuffix(p, "/refunds"))
 }
 
 // writeError renders err with an optional meta object; a RetryAfter on the
