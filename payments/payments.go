@@ -135,11 +135,13 @@ type Refunder interface {
 	RefundsOf(ctx context.Context, paymentReference string) ([]RefundResult, error)
 }
 
-// RefundNotice is a provider's callback about a refund: which payment's
-// refunds changed. The callback is only a prompt; the service asks the
-// provider's list (RefundsOf) for the truth.
+// RefundNotice is a provider's callback about a refund: which order's
+// payment has refunds that changed. The callback is only a prompt; the
+// service asks the provider's list (RefundsOf) for the truth.
 type RefundNotice struct {
-	PaymentReference string
+	// OrderReference is the order whose payment it is (providers take the
+	// order's reference as the payment's, or encode it in theirs).
+	OrderReference string
 }
 
 // RefundCallbacks is a Provider whose callbacks also report refunds.

@@ -185,9 +185,13 @@ func (s *Service) order(ctx context.Context, c checkout.Caller, ref string, req 
 	return o, checkout.CheckMetadata(req.metadata, o.CustomerName, o.CustomerPhone)
 }
 
-// make is the refund rule, in tx: the order locked, each refusal of the
-// spec in its order, then the writes.
+// make is the refund rule, in tx: the order and its tickets locked, each
+// refusal of the spec in its order, then the writes.
 func (s *Service) make(ctx context.Context, tx bun.Tx, orderID int64, req *request) (*checkout.Refund, error) {
+	// Tickets before the order, as a door scan takes them.
+	if err := store.LockTicketsOfOrder(ctx, tx, orderID); err != nil {
+		return nil, err
+	}
 	o, err := store.LockOrder(ctx, tx, orderID)
 	if err != nil {
 		return nil, err

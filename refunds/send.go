@@ -159,9 +159,8 @@ func (s *Service) Settle(ctx context.Context, refundID int64, res payments.Refun
 // Reconcile settles the pending refunds of a payment as the provider's
 // list reports them: what a provider's refund callback prompts.
 func (s *Service) Reconcile(ctx context.Context, n payments.RefundNotice) error {
-	// Providers take the order's reference as the payment's.
-	o, err := store.OrderByReference(ctx, s.DB, n.PaymentReference)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && (o.PaymentReference == nil || *o.PaymentReference != n.PaymentReference)) {
+	o, err := store.OrderByReference(ctx, s.DB, n.OrderReference)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && o.PaymentReference == nil) {
 		return nil
 	}
 	if err != nil {
@@ -175,7 +174,7 @@ func (s *Service) Reconcile(ctx context.Context, n payments.RefundNotice) error 
 	if p == nil {
 		return nil
 	}
-	list, err := p.RefundsOf(ctx, n.PaymentReference)
+	list, err := p.RefundsOf(ctx, *o.PaymentReference)
 	if err != nil {
 		return err
 	}

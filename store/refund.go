@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 )
 
 // Refund statuses (docs/spec/refunds.md section 1).
@@ -138,6 +139,20 @@ func TicketsOfRefunds(ctx context.Context, db bun.IDB, refundIDs []int64) (map[i
 		out[*t.RefundID] = append(out[*t.RefundID], t)
 	}
 	return out, nil
+}
+
+// LockTicketsOfOrder holds the rows of an order's tickets until the
+// transaction ends, in id order. A door scan locks a ticket and then its
+// order (TouchOrder); a refund that locked the order first and its tickets
+// after would deadlock with it, so a refund takes the tickets first too.
+// SQLite's transactions run one at a time and need no row locks.
+func LockTicketsOfOrder(ctx context.Context, db bun.IDB, orderID int64) error {
+	if db.Dialect().Name() != dialect.PG {
+		return nil
+	}
+	var ids []int64
+	err := db.NewRaw("SELECT id FROM issued_tickets WHERE order_id = ? ORDER BY id FOR UPDATE", orderID).Scan(ctx, &ids)
+	return translate(err)
 }
 
 // LockOrder holds the order's row until the transaction ends, so that the

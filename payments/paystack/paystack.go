@@ -6,7 +6,11 @@
 //   - Verify asks where a transaction stands
 //     (GET /transaction/verify/{reference});
 //   - ParseCallback authenticates a webhook by its x-paystack-signature
-//     header (HMAC-SHA512 of the raw body, keyed with the secret key).
+//     header (HMAC-SHA512 of the raw body, keyed with the secret key);
+//   - Refund returns money (POST /refund, the service's refund id as the
+//     merchant note), RefundsOf lists a transaction's refunds
+//     (GET /refund?reference=…), and ParseRefundCallback reads the
+//     refund.* webhooks (refund.go).
 //
 // Create and Verify run behind a circuit breaker: after a run of
 // unavailability failures (network errors, timeouts, 5xx, malformed
@@ -293,13 +297,8 @@ func State(status string) payments.State {
 // mapped by State); Paystack sends no event for failed charges, and every
 // other event returns (nil, nil).
 func (p *Provider) ParseCallback(h http.Header, body []byte) (*payments.Status, error) {
-	sig := header(h, SignatureHeader)
-	if sig == "" {
-		return nil, fmt.Errorf("paystack: webhook without %s: %w", SignatureHeader, payments.ErrForged)
-	}
-	got, err := hex.DecodeString(strings.TrimSpace(sig))
-	if err != nil || !hmac.Equal(got, p.sign(body)) {
-		return nil, fmt.Errorf("paystack: webhook: %w", payments.ErrForged)
+	if err := p.authentic(h, body); err != nil {
+		return nil, err
 	}
 	var ev struct {
 		Event string      `json:"event"`

@@ -8,14 +8,25 @@
 //     integer amount in minor units, currency, reference, callback_url)
 //     answers {status, message, data: {authorization_url, access_code,
 //     reference}}; the authorization_url is this server's hosted page;
+//
 //   - GET /transaction/verify/{reference} answers the transaction, its
 //     data.status one of abandoned (just initialized), success, failed, or
 //     whatever SetStatus set;
+//
 //   - GET /pay/{access_code} is the hosted payment page; POST
 //     /pay/{access_code} with outcome=approve|decline settles the
 //     transaction, sends a signed charge.success webhook to the URL given to
 //     SetWebhookURL when approved, and redirects (302) the buyer to the
 //     transaction's callback_url with ?trxref=<ref>&reference=<ref>.
+//
+//   - POST /refund (transaction reference, integer amount in subunits,
+//     merchant_note) queues a refund of a successful transaction and
+//     answers it "pending"; GET /refund?reference=… lists a
+//     transaction's refunds; ProcessRefunds ends the queued ones
+//     ("processed" or "failed") and sends their refund.processed or
+//     refund.failed webhooks; LoseRefundAnswers makes the next POST
+//     /refund queue its refund and answer 500 anyway, as a provider whose
+//     answer is lost on the way.
 //
 // As Paystack documents, only successful charges raise a webhook: a
 // declined payment is learned by verifying it. Webhooks are delivered
@@ -39,6 +50,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -93,6 +105,23 @@ type Server struct {
 	calls      int
 	deliveries []Delivery
 	lastID     int64
+	refunds    []*Refund
+	// lose is how many of the next POST /refund answer 500 after
+	// queueing their refund.
+	lose int
+}
+
+// Refund is a refund as the stand-in stores it.
+type Refund struct {
+	ID int64
+	// Transaction is the refunded transaction's reference.
+	Transaction  string
+	Amount       int64
+	Currency     string
+	MerchantNote string
+	// Status is "pending" until ProcessRefunds, then "processed" or
+	// "failed".
+	Status string
 }
 
 // DefaultCurrency is the integration currency a transaction gets when
@@ -114,6 +143,8 @@ func New(t testing.TB, secret string) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /transaction/initialize", s.api(s.initialize))
 	mux.HandleFunc("GET /transaction/verify/{reference}", s.api(s.verify))
+	mux.HandleFunc("POST /refund", s.api(s.createRefund))
+	mux.HandleFunc("GET /refund", s.api(s.listRefunds))
 	mux.HandleFunc("/transaction/", s.api(func(w http.ResponseWriter, _ *http.Request) {
 		reply(w, http.StatusNotFound, false, "Route not found", nil)
 	}))
@@ -425,6 +456,156 @@ func reply(w http.ResponseWriter, code int, ok bool, msg string, data any) {
 	_ = json.NewEncoder(w).Encode(body)
 }
 
+// --- refunds ---
+
+// Refunds returns the stored refunds of a transaction reference ("" for
+// all), oldest first.
+func (s *Server) Refunds(reference string) []Refund {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Refund
+	for _, r := range s.refunds {
+		if reference == "" || r.Transaction == reference {
+			out = append(out, *r)
+		}
+	}
+	return out
+}
+
+// LoseRefundAnswers makes the next n POST /refund queue their refund and
+// answer 500, so the caller cannot know the refund exists.
+func (s *Server) LoseRefundAnswers(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lose = n
+}
+
+// ProcessRefunds ends every queued refund with status ("processed" or
+// "failed") and sends its refund.processed or refund.failed webhook when
+// a webhook URL is set.
+func (s *Server) ProcessRefunds(status string) {
+	s.t.Helper()
+	s.mu.Lock()
+	var done []Refund
+	for _, r := range s.refunds {
+		if r.Status == "pending" {
+			r.Status = status
+			done = append(done, *r)
+		}
+	}
+	hook := s.webhookURL
+	s.mu.Unlock()
+	if hook == "" {
+		return
+	}
+	for _, r := range done {
+		if _, err := s.sendRefund(r); err != nil {
+			s.t.Errorf("paystacktest: refund webhook: %v", err)
+		}
+	}
+}
+
+func (s *Server) createRefund(w http.ResponseWriter, r *http.Request) {
+	var in map[string]json.RawMessage
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		reply(w, http.StatusBadRequest, false, "Invalid JSON body", nil)
+		return
+	}
+	var ref, note, currency string
+	var amount int64
+	if json.Unmarshal(in["transaction"], &ref) != nil || ref == "" {
+		reply(w, http.StatusBadRequest, false, "Transaction reference is invalid", nil)
+		return
+	}
+	if raw := bytes.TrimSpace(in["amount"]); len(raw) > 0 && (raw[0] == '"' || json.Unmarshal(raw, &amount) != nil || amount <= 0) {
+		reply(w, http.StatusBadRequest, false, "Invalid Amount Sent", nil)
+		return
+	}
+	_ = json.Unmarshal(in["merchant_note"], &note)
+	_ = json.Unmarshal(in["currency"], &currency)
+	s.mu.Lock()
+	tx, ok := s.txns[ref]
+	if !ok {
+		s.mu.Unlock()
+		reply(w, http.StatusNotFound, false, "Transaction not found", nil)
+		return
+	}
+	if tx.Status != "success" {
+		s.mu.Unlock()
+		reply(w, http.StatusBadRequest, false, "Cannot refund a transaction that was not successful", nil)
+		return
+	}
+	if amount == 0 {
+		amount = tx.Amount
+	}
+	var refunded int64
+	for _, x := range s.refunds {
+		if x.Transaction == ref && x.Status != "failed" {
+			refunded += x.Amount
+		}
+	}
+	if refunded+amount > tx.Amount {
+		s.mu.Unlock()
+		reply(w, http.StatusBadRequest, false, "Refund amount cannot be greater than the transaction amount left to refund", nil)
+		return
+	}
+	s.lastID++
+	rf := &Refund{ID: s.lastID, Transaction: ref, Amount: amount, Currency: tx.Currency, MerchantNote: note, Status: "pending"}
+	s.refunds = append(s.refunds, rf)
+	lost := s.lose > 0
+	if lost {
+		s.lose--
+	}
+	data := refundData(rf, tx)
+	s.mu.Unlock()
+	if lost {
+		reply(w, http.StatusInternalServerError, false, "An error occurred", nil)
+		return
+	}
+	reply(w, http.StatusOK, true, "Refund has been queued for processing", data)
+}
+
+func (s *Server) listRefunds(w http.ResponseWriter, r *http.Request) {
+	ref := r.URL.Query().Get("reference")
+	s.mu.Lock()
+	list := []map[string]any{}
+	for _, rf := range s.refunds {
+		if ref == "" || rf.Transaction == ref {
+			d := refundData(rf, s.txns[rf.Transaction])
+			d["transaction"] = s.txns[rf.Transaction].ID // the list names the transaction by id
+			list = append(list, d)
+		}
+	}
+	s.mu.Unlock()
+	reply(w, http.StatusOK, true, "Refunds retrieved", list)
+}
+
+// refundData is a refund as the create answer shows it.
+func refundData(r *Refund, tx *Transaction) map[string]any {
+	return map[string]any{
+		"id": r.ID, "integration": 100032, "domain": "test", "amount": r.Amount, "currency": r.Currency,
+		"status": r.Status, "merchant_note": r.MerchantNote, "customer_note": "Refund for transaction " + tx.Reference,
+		"transaction": map[string]any{"id": tx.ID, "reference": tx.Reference, "amount": tx.Amount, "currency": tx.Currency},
+		"refunded_by": "api", "channel": "card", "fully_deducted": true, "deducted_amount": r.Amount,
+	}
+}
+
+// sendRefund posts the refund.processed or refund.failed webhook of r.
+func (s *Server) sendRefund(r Refund) (int, error) {
+	event := "refund.processed"
+	if r.Status == "failed" {
+		event = "refund.failed"
+	}
+	body, err := json.Marshal(map[string]any{"event": event, "data": map[string]any{
+		"status": r.Status, "transaction_reference": r.Transaction, "refund_reference": strconv.FormatInt(r.ID, 10),
+		"amount": r.Amount, "currency": r.Currency, "id": r.ID, "merchant_note": r.MerchantNote,
+	}})
+	if err != nil {
+		return 0, err
+	}
+	return s.post(event, r.Transaction, body, s.secret, false)
+}
+
 // --- hosted page ---
 
 var payPage = template.Must(template.New("pay").Parse(`<!doctype html>
@@ -543,11 +724,19 @@ func (s *Server) send(event, reference string, forged bool) (int, error) {
 	if hook == "" {
 		return 0, errors.New("paystacktest: no webhook URL; call SetWebhookURL")
 	}
-	body := WebhookBody(event, snapshot)
 	key := s.secret
 	if forged {
 		key = "forged-" + s.secret
 	}
+	return s.post(event, reference, WebhookBody(event, snapshot), key, forged)
+}
+
+// post sends a webhook body signed with key to the webhook URL and
+// records the delivery.
+func (s *Server) post(event, reference string, body []byte, key string, forged bool) (int, error) {
+	s.mu.Lock()
+	hook := s.webhookURL
+	s.mu.Unlock()
 	d := Delivery{Event: event, Reference: reference, Forged: forged}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
