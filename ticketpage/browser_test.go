@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/ticketdoc"
+	"github.com/boxoffice/boxoffice/ticketdoc/ticketdoctest"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/go-chi/chi/v5"
@@ -125,12 +127,12 @@ document.addEventListener("securitypolicyviolation", function (e) {
 // (BOXOFFICE_SCREENSHOTS=DIR keeps them).
 func TestPageInBrowser(t *testing.T) {
 	execPath := chromiumPath(t)
-	o := newOrder(t, true)
-	o.Tickets[0].Code = fixedTestCode // scanned from the screen below
+	o := ticketdoctest.NewOrder(t, true)
+	o.Tickets[0].Code = ticketdoctest.FixedTestCode // scanned from the screen below
 	const token = "tok_browser-1"
-	h := &Handler{Load: func(_ context.Context, tok string) (*Order, error) {
+	h := &Handler{Load: func(_ context.Context, tok string) (*ticketdoc.Order, error) {
 		if tok != token {
-			return nil, ErrNotFound
+			return nil, ticketdoc.ErrNotFound
 		}
 		return o, nil
 	}}
@@ -173,7 +175,7 @@ func TestPageInBrowser(t *testing.T) {
 	// A phone: headless windows are at least 500 px wide, so emulate it.
 	run("open the page on a phone",
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2)),
-		chromedp.Navigate(srv.URL+PagePath(token)),
+		chromedp.Navigate(srv.URL+ticketdoc.PagePath(token)),
 		chromedp.WaitVisible(`#ticket-3`, chromedp.ByQuery),
 	)
 	noViolations("the ticket page")
@@ -198,7 +200,7 @@ func TestPageInBrowser(t *testing.T) {
 	}
 	require.Equal(t, 3, marks, "every ticket says it is a test ticket")
 	require.Zero(t, voids, "the void ticket has no QR code")
-	require.Equal(t, PDFPath(token), pdfLink)
+	require.Equal(t, ticketdoc.PDFPath(token), pdfLink)
 	for _, s := range []string{"1 of 3", "2 of 3", "3 of 3", "Valid", "Checked in", "VOID", "National Theatre", "6:00 PM – 11:00 PM GMT"} {
 		require.Contains(t, text, s)
 	}
@@ -206,7 +208,7 @@ func TestPageInBrowser(t *testing.T) {
 	// The QR codes as the browser drew them on the phone's screen: the
 	// first found by the detector, as a door scanner finds it; the
 	// second, a fresh random code, read as a picture of one code.
-	for i, read := range []func(testing.TB, image.Image) string{scan, decode} {
+	for i, read := range []func(testing.TB, image.Image) string{ticketdoctest.Scan, ticketdoctest.Decode} {
 		var shot []byte
 		run("screenshot a QR code", chromedp.Screenshot(fmt.Sprintf(`#ticket-%d svg.qr`, i+1), &shot, chromedp.ByQuery))
 		img, err := png.Decode(bytes.NewReader(shot))
@@ -217,7 +219,7 @@ func TestPageInBrowser(t *testing.T) {
 	shoot("tickets-390.png", 390)
 	run("open the page on a desktop",
 		chromedp.EmulateViewport(1280, 900, chromedp.EmulateScale(1)),
-		chromedp.Navigate(srv.URL+PagePath(token)),
+		chromedp.Navigate(srv.URL+ticketdoc.PagePath(token)),
 		chromedp.WaitVisible(`#ticket-3`, chromedp.ByQuery),
 	)
 	run("measure the page", chromedp.Evaluate(`document.documentElement.scrollWidth`, &scrollWidth))
@@ -227,7 +229,7 @@ func TestPageInBrowser(t *testing.T) {
 
 	run("open an unknown token",
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2)),
-		chromedp.Navigate(srv.URL+PagePath("tok_unknown")),
+		chromedp.Navigate(srv.URL+ticketdoc.PagePath("tok_unknown")),
 		chromedp.WaitVisible(`h1`, chromedp.ByQuery),
 		chromedp.Text(`h1`, &text, chromedp.ByQuery),
 	)

@@ -1,3 +1,9 @@
+// Package ticketpage shows a buyer the tickets of an order: the page at
+// tickets_url with a QR code per ticket (payload exactly the ticket's
+// code), and the same tickets as a PDF, one ticket per page
+// (spec/fulfilment.md section 2), both drawn by ticketdoc. It renders what
+// it is given; loading an order by its page token is the caller's
+// (Handler.Load).
 package ticketpage
 
 import (
@@ -9,6 +15,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/boxoffice/boxoffice/ticketdoc"
 	"github.com/boxoffice/boxoffice/webpage"
 	"github.com/go-chi/chi/v5"
 )
@@ -16,10 +23,10 @@ import (
 // Handler serves the buyer's ticket page and its PDF.
 type Handler struct {
 	// Load returns the order whose ticket page token is token, with its
-	// tickets by position. Errors: ErrNotFound for a token that names no
-	// order; any other error is answered 500 and logged, so it must not
-	// carry the token.
-	Load func(ctx context.Context, token string) (*Order, error)
+	// tickets by position. Errors: ticketdoc.ErrNotFound for a token that
+	// names no order; any other error is answered 500 and logged, so it
+	// must not carry the token.
+	Load func(ctx context.Context, token string) (*ticketdoc.Order, error)
 	Log  *slog.Logger
 }
 
@@ -70,29 +77,29 @@ func (h *Handler) pdf(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var buf bytes.Buffer
-	if err := RenderPDF(&buf, o); err != nil {
+	if err := ticketdoc.RenderPDF(&buf, o); err != nil {
 		h.fail(w, r, "ticket PDF", err)
 		return
 	}
-	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": PDFName(o)}))
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": ticketdoc.PDFName(o)}))
 	respond(w, r, http.StatusOK, "application/pdf", buf.Bytes())
 }
 
 // load answers everything but an order with tickets: a method other than
 // GET or HEAD, a token that cannot be one (without asking Load), an
 // unknown token, a failed load.
-func (h *Handler) load(w http.ResponseWriter, r *http.Request, token string) (*Order, bool) {
+func (h *Handler) load(w http.ResponseWriter, r *http.Request, token string) (*ticketdoc.Order, bool) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		respond(w, r, http.StatusMethodNotAllowed, "text/html; charset=utf-8", notAllowedPage)
 		return nil, false
 	}
-	if !PlausibleToken(token) {
+	if !ticketdoc.PlausibleToken(token) {
 		respond(w, r, http.StatusNotFound, "text/html; charset=utf-8", notFoundPage)
 		return nil, false
 	}
 	o, err := h.Load(r.Context(), token)
-	if errors.Is(err, ErrNotFound) || err == nil && (o == nil || len(o.Tickets) == 0) {
+	if errors.Is(err, ticketdoc.ErrNotFound) || err == nil && (o == nil || len(o.Tickets) == 0) {
 		respond(w, r, http.StatusNotFound, "text/html; charset=utf-8", notFoundPage)
 		return nil, false
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/boxoffice/boxoffice/ticketdoc"
 	"github.com/boxoffice/boxoffice/webpage"
 )
 
@@ -27,7 +28,7 @@ var pageCSP = webpage.NewPage("tickets", pageHTML, "img-src data:").CSP()
 // pageView is what the template shows: the order's facts once, and each
 // ticket with what it needs to draw.
 type pageView struct {
-	facts
+	ticketdoc.Facts
 	Message     bool
 	Title, Text string
 	Test        bool
@@ -56,26 +57,27 @@ type ticketView struct {
 // with the code in groups of four under it; a void ticket shows VOID and
 // no QR code, and a test order says on every ticket that it is not valid
 // for entry. The page loads nothing: its style is inline and the QR codes
-// are inline SVG. Errors: for an order without tickets (Handler answers
-// those 404 before rendering), from the QR encoder, or w's.
-func RenderHTML(w io.Writer, o *Order, token string) error {
+// are inline SVG. Errors: ticketdoc.ErrNoTickets for an order without
+// tickets (Handler answers those 404 before rendering), from the QR
+// encoder, or w's.
+func RenderHTML(w io.Writer, o *ticketdoc.Order, token string) error {
 	if len(o.Tickets) == 0 {
-		return errNoTickets
+		return ticketdoc.ErrNoTickets
 	}
-	v := pageView{facts: factsOf(o), Test: o.Test, EventName: o.EventName, Reference: o.Reference, PDF: PDFPath(token)}
+	v := pageView{Facts: ticketdoc.FactsOf(o), Test: o.Test, EventName: o.EventName, Reference: o.Reference, PDF: ticketdoc.PDFPath(token)}
 	v.Count = strconv.Itoa(len(o.Tickets)) + " tickets"
 	if len(o.Tickets) == 1 {
 		v.Count = "1 ticket"
 	}
 	for _, t := range o.Tickets {
-		tv := ticketView{TicketName: t.TicketName, Position: t.Position, Of: position(t), Status: t.Status,
-			Label: statusLabel(t.Status), Void: t.Status == statusVoid, Groups: groups(t.Code)}
+		tv := ticketView{TicketName: t.TicketName, Position: t.Position, Of: t.Of(), Status: t.Status,
+			Label: ticketdoc.StatusLabel(t.Status), Void: t.Status == ticketdoc.StatusVoid, Groups: ticketdoc.Groups(t.Code)}
 		if !tv.Void {
-			m, err := newQR(t.Code)
+			m, err := ticketdoc.NewQR(t.Code)
 			if err != nil {
 				return fmt.Errorf("ticket %s: %w", tv.Of, err)
 			}
-			tv.QR = m.svg("QR code of ticket " + tv.Of)
+			tv.QR = m.SVG("QR code of ticket " + tv.Of)
 		}
 		v.Tickets = append(v.Tickets, tv)
 	}

@@ -6,11 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/boxoffice/boxoffice/ticketdoc"
+	"github.com/boxoffice/boxoffice/ticketdoc/ticketdoctest"
 	"github.com/stretchr/testify/require"
 )
 
 // mustHTML renders o's page under token.
-func mustHTML(tb testing.TB, o *Order, token string) string {
+func mustHTML(tb testing.TB, o *ticketdoc.Order, token string) string {
 	tb.Helper()
 	var buf bytes.Buffer
 	require.NoError(tb, RenderHTML(&buf, o, token))
@@ -31,7 +33,7 @@ func TestRenderHTML(t *testing.T) {
 	t.Parallel()
 	t.Run("TestOrder", func(t *testing.T) {
 		t.Parallel()
-		o := newOrder(t, true)
+		o := ticketdoctest.NewOrder(t, true)
 		page := mustHTML(t, o, "tok_AbC-123")
 		require.Contains(t, page, "<title>Tickets · Café Ñoño — New Year’s Eve Gala</title>")
 		require.Contains(t, page, `class="banner"`, "a test order says so at the top")
@@ -49,7 +51,7 @@ func TestRenderHTML(t *testing.T) {
 			require.Contains(t, c, "6:00 PM – 11:00 PM GMT (Africa/Accra)")
 			require.Contains(t, c, "National Theatre")
 			require.Contains(t, c, "South Liberia Road\nAccra, Ghana")
-			require.Contains(t, c, "<span>"+strings.Join(groups(tk.Code), "</span> <span>")+"</span>", "the code in groups of four")
+			require.Contains(t, c, "<span>"+strings.Join(ticketdoc.Groups(tk.Code), "</span> <span>")+"</span>", "the code in groups of four")
 			shown := regexp.MustCompile(`(?s)<p class="code"[^>]*>(.*?)</p>`).FindStringSubmatch(c)[1]
 			require.Equal(t, tk.Code, strings.NewReplacer("<span>", "", "</span>", "", " ", "").Replace(shown), "the code, and only it")
 		}
@@ -60,7 +62,7 @@ func TestRenderHTML(t *testing.T) {
 		for i, c := range cs[:2] {
 			require.Equal(t, 1, strings.Count(c, `<svg class="qr"`), "ticket %d has its QR code", i+1)
 			svg := regexp.MustCompile(`<svg class="qr".*?</svg>`).FindString(c)
-			require.Equal(t, o.Tickets[i].Code, decode(t, raster(fromSVG(t, svg), 4)), "the page's QR code reads as the code")
+			require.Equal(t, o.Tickets[i].Code, ticketdoctest.Decode(t, ticketdoctest.Raster(ticketdoctest.FromSVG(t, svg), 4)), "the page's QR code reads as the code")
 		}
 		require.NotContains(t, cs[2], "<svg", "a void ticket has no QR code")
 		require.Equal(t, 2, strings.Count(page, `<svg class="qr"`))
@@ -69,7 +71,7 @@ func TestRenderHTML(t *testing.T) {
 	})
 	t.Run("LiveOrder", func(t *testing.T) {
 		t.Parallel()
-		o := newOrder(t, false)
+		o := ticketdoctest.NewOrder(t, false)
 		o.Venue, o.Address = "", "Should not show"
 		o.Tickets = o.Tickets[:1]
 		page := mustHTML(t, o, "tok")
@@ -84,7 +86,7 @@ func TestRenderHTML(t *testing.T) {
 	})
 	t.Run("Escaped", func(t *testing.T) {
 		t.Parallel()
-		o := newOrder(t, false)
+		o := ticketdoctest.NewOrder(t, false)
 		o.EventName = `<script>alert("x")</script><img src=https://evil.example/x.png>`
 		o.Venue, o.Address = `"><svg onload=alert(1)>`, `</style><link rel=stylesheet href=//evil.example/a.css>`
 		o.Tickets[0].TicketName = `<b onmouseover=alert(1)>VIP</b>`
@@ -99,9 +101,9 @@ func TestRenderHTML(t *testing.T) {
 	})
 	t.Run("ErrNoTickets", func(t *testing.T) {
 		t.Parallel()
-		o := newOrder(t, false)
+		o := ticketdoctest.NewOrder(t, false)
 		o.Tickets = nil
-		require.ErrorIs(t, RenderHTML(&bytes.Buffer{}, o, "tok"), errNoTickets)
+		require.ErrorIs(t, RenderHTML(&bytes.Buffer{}, o, "tok"), ticketdoc.ErrNoTickets)
 	})
 }
 

@@ -12,19 +12,19 @@ import (
 	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/mail"
 	"github.com/boxoffice/boxoffice/store"
-	"github.com/boxoffice/boxoffice/ticketpage"
+	"github.com/boxoffice/boxoffice/ticketdoc"
 )
 
 // Page loads what the buyer's ticket page shows of the order whose page
 // token is token, read now: a ticket voided or checked in a second ago
-// shows as such. Errors: ticketpage.ErrNotFound.
-func (s *Service) Page(ctx context.Context, token string) (*ticketpage.Order, error) {
-	if !ticketpage.PlausibleToken(token) {
-		return nil, ticketpage.ErrNotFound
+// shows as such. Errors: ticketdoc.ErrNotFound.
+func (s *Service) Page(ctx context.Context, token string) (*ticketdoc.Order, error) {
+	if !ticketdoc.PlausibleToken(token) {
+		return nil, ticketdoc.ErrNotFound
 	}
 	o, err := store.OrderByTicketsToken(ctx, s.DB, token)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, ticketpage.ErrNotFound
+		return nil, ticketdoc.ErrNotFound
 	}
 	if err != nil {
 		return nil, err
@@ -33,7 +33,7 @@ func (s *Service) Page(ctx context.Context, token string) (*ticketpage.Order, er
 }
 
 // page loads the ticket page of an order that has tickets.
-func (s *Service) page(ctx context.Context, o *store.Order) (*ticketpage.Order, error) {
+func (s *Service) page(ctx context.Context, o *store.Order) (*ticketdoc.Order, error) {
 	event, err := store.EventByID(ctx, s.DB, o.EventID)
 	if err != nil {
 		return nil, err
@@ -47,7 +47,7 @@ func (s *Service) page(ctx context.Context, o *store.Order) (*ticketpage.Order, 
 		return nil, err
 	}
 	loc := catalog.Zone(event.Timezone)
-	p := &ticketpage.Order{
+	p := &ticketdoc.Order{
 		Reference: o.Reference, Test: o.Environment == store.EnvTest, EventName: event.Name,
 		Start: date.StartAt.In(loc),
 	}
@@ -65,7 +65,7 @@ func (s *Service) page(ctx context.Context, o *store.Order) (*ticketpage.Order, 
 	}
 	ts := details[o.ID].Tickets
 	for _, t := range ts {
-		p.Tickets = append(p.Tickets, ticketpage.Ticket{Code: t.Code, TicketName: t.TicketName,
+		p.Tickets = append(p.Tickets, ticketdoc.Ticket{Code: t.Code, TicketName: t.TicketName,
 			Position: int(t.Position), Total: len(ts), Status: t.Status})
 	}
 	return p, nil
@@ -136,7 +136,7 @@ func (s *Service) compose(ctx context.Context, o *store.Order) (*mail.Message, e
 		return nil, err
 	}
 	var pdf bytes.Buffer
-	if err := ticketpage.RenderPDF(&pdf, p); err != nil {
+	if err := ticketdoc.RenderPDF(&pdf, p); err != nil {
 		return nil, err
 	}
 	d := emailData{Order: p, URL: URL(s.PublicBaseURL, *o.TicketsToken), Count: len(p.Tickets),
@@ -152,13 +152,13 @@ func (s *Service) compose(ctx context.Context, o *store.Order) (*mail.Message, e
 		From: s.From, To: o.CustomerEmail, OrderID: o.ID,
 		Subject: fmt.Sprintf("Your tickets for %s", p.EventName),
 		Text:    text.String(), HTML: html.String(),
-		Attachments: []mail.Attachment{{Name: ticketpage.PDFName(p), ContentType: "application/pdf", Data: pdf.Bytes()}},
+		Attachments: []mail.Attachment{{Name: ticketdoc.PDFName(p), ContentType: "application/pdf", Data: pdf.Bytes()}},
 	}, nil
 }
 
 // emailData is what the email templates show.
 type emailData struct {
-	Order *ticketpage.Order
+	Order *ticketdoc.Order
 	URL   string
 	Count int
 	When  string

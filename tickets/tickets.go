@@ -17,7 +17,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/mail"
 	"github.com/boxoffice/boxoffice/store"
-	"github.com/boxoffice/boxoffice/ticketpage"
+	"github.com/boxoffice/boxoffice/ticketdoc"
 	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/uptrace/bun"
 )
@@ -76,7 +76,7 @@ func NewToken() string { return strings.ToLower(randomText(codeBytes)) }
 func newTicketID() string { return "itk_" + strings.ToLower(randomText(16)) }
 
 // URL is the ticket page of a token.
-func URL(base, token string) string { return strings.TrimRight(base, "/") + ticketpage.PagePath(token) }
+func URL(base, token string) string { return strings.TrimRight(base, "/") + ticketdoc.PagePath(token) }
 
 // Issue issues the tickets of order o, in tx, the transaction that moves it
 // to paid or completed: one per admission, positions 1…n in item order,

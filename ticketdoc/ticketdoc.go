@@ -1,9 +1,11 @@
-// Package ticketpage shows a buyer the tickets of an order: the page at
-// tickets_url with a QR code per ticket (payload exactly the ticket's
-// code), and the same tickets as a PDF, one ticket per page
-// (spec/fulfilment.md section 2). It renders what it is given; loading an
-// order by its page token is the caller's (Handler.Load).
-package ticketpage
+// Package ticketdoc renders the tickets of an order for its buyer: a QR
+// code per ticket (payload exactly the ticket's code), the tickets as a
+// PDF, one ticket per page, the lines the ticket page and the PDF both
+// print, and the paths of the ticket page and its PDF (spec/fulfilment.md
+// section 2). It speaks no HTTP, so the ticket page (ticketpage) and the
+// ticket email (tickets, sent by a job) render the same tickets. It
+// renders what it is given; loading an order is the caller's.
+package ticketdoc
 
 import (
 	"errors"
@@ -12,7 +14,7 @@ import (
 	"time"
 )
 
-// Order is what the page and the PDF show of one order.
+// Order is what the ticket page and the PDF show of one order.
 type Order struct {
 	Reference string
 	// Test marks a sandbox order: "Test ticket — not valid for entry".
@@ -33,24 +35,33 @@ type Ticket struct {
 	TicketName string
 	// Position is n of Total ("2 of 3").
 	Position, Total int
-	// Status is valid, checked_in or void; a void ticket shows VOID and no
-	// QR code.
+	// Status is StatusValid, StatusCheckedIn or StatusVoid; a void ticket
+	// shows VOID and no QR code.
 	Status string
 }
 
-// ErrNotFound is what Handler.Load returns for a token that names no order
-// (or an order without tickets): the buyer gets the 404 page.
-var ErrNotFound = errors.New("ticketpage: tickets not found")
+// Of is the ticket's place in its order: "2 of 3".
+func (t Ticket) Of() string {
+	return strconv.Itoa(t.Position) + " of " + strconv.Itoa(t.Total)
+}
 
-// errNoTickets refuses to render an order without tickets: its page would
+// ErrNotFound is what loading the tickets of a page token returns for a
+// token that names no order (or an order without tickets): the buyer gets
+// the ticket page's 404.
+var ErrNotFound = errors.New("ticketdoc: tickets not found")
+
+// ErrNoTickets refuses to render an order without tickets: its page would
 // be an empty wallet and its PDF a blank page.
-var errNoTickets = errors.New("ticketpage: the order has no tickets")
+var ErrNoTickets = errors.New("ticketdoc: the order has no tickets")
 
 // Ticket statuses (spec/fulfilment.md section 1).
 const (
-	statusValid     = "valid"
-	statusCheckedIn = "checked_in"
-	statusVoid      = "void"
+	// StatusValid is a ticket that will be admitted.
+	StatusValid = "valid"
+	// StatusCheckedIn is a ticket that was admitted.
+	StatusCheckedIn = "checked_in"
+	// StatusVoid is a voided ticket, never admitted.
+	StatusVoid = "void"
 )
 
 // PagePath is the path of the ticket page of token: /tickets/{token}.
@@ -76,7 +87,7 @@ func PDFName(o *Order) string {
 
 // PlausibleToken reports whether token could name a ticket page: 1 to 128
 // ASCII letters, digits, '_' and '-'. Anything else names no order, so it
-// is answered 404 without asking Load.
+// is answered 404 without looking it up.
 func PlausibleToken(token string) bool {
 	if token == "" || len(token) > 128 {
 		return false
@@ -90,9 +101,9 @@ func PlausibleToken(token string) bool {
 	return true
 }
 
-// facts are the order's lines that the page and the PDF both print,
+// Facts are the order's lines that the page and the PDF both print,
 // worded once.
-type facts struct {
+type Facts struct {
 	// Day is "Thu, 24 Dec 2026", or "Thu, 24 Dec – Sat, 26 Dec 2026" for
 	// a date that ends on another day.
 	Day string
@@ -106,15 +117,17 @@ type facts struct {
 
 // When is the date and time in one line: "Thu, 24 Dec 2026 · 6:00 PM –
 // 11:00 PM GMT (Africa/Accra)".
-func (f facts) When() string {
+func (f Facts) When() string {
 	if f.Time == "" {
 		return f.Day
 	}
 	return f.Day + " · " + f.Time
 }
 
-func factsOf(o *Order) facts {
-	f := facts{Place: strings.TrimSpace(o.Venue), Address: strings.TrimSpace(o.Address)}
+// FactsOf words the facts of o: its date and time in the event's zone, and
+// its venue or Online.
+func FactsOf(o *Order) Facts {
+	f := Facts{Place: strings.TrimSpace(o.Venue), Address: strings.TrimSpace(o.Address)}
 	if f.Place == "" {
 		f.Place, f.Address = "Online", ""
 	}
@@ -175,26 +188,21 @@ func zoneAbbr(t time.Time) string {
 	return "UTC" + t.Format("-07:00")
 }
 
-// statusLabel is how a status reads on a ticket.
-func statusLabel(status string) string {
+// StatusLabel is how a status reads on a ticket: "Checked in".
+func StatusLabel(status string) string {
 	switch status {
-	case statusValid:
+	case StatusValid:
 		return "Valid"
-	case statusCheckedIn:
+	case StatusCheckedIn:
 		return "Checked in"
-	case statusVoid:
+	case StatusVoid:
 		return "VOID"
 	}
 	return strings.ReplaceAll(status, "_", " ")
 }
 
-// position is "2 of 3".
-func position(t Ticket) string {
-	return strconv.Itoa(t.Position) + " of " + strconv.Itoa(t.Total)
-}
-
-// groups splits a code into groups of four for reading aloud.
-func groups(code string) []string {
+// Groups splits a code into groups of four for reading aloud.
+func Groups(code string) []string {
 	var g []string
 	for len(code) > 4 {
 		g = append(g, code[:4])

@@ -1,4 +1,4 @@
-package ticketpage
+package ticketdoc_test
 
 import (
 	"bytes"
@@ -14,23 +14,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/boxoffice/boxoffice/ticketdoc"
+	"github.com/boxoffice/boxoffice/ticketdoc/ticketdoctest"
 	"github.com/stretchr/testify/require"
 )
 
 // mustPDF renders o's PDF; with BOXOFFICE_SCREENSHOTS set it keeps a copy
 // there as name, to look at.
-func mustPDF(tb testing.TB, o *Order, name string) []byte {
+func mustPDF(tb testing.TB, o *ticketdoc.Order, name string) []byte {
 	tb.Helper()
 	var buf bytes.Buffer
-	require.NoError(tb, RenderPDF(&buf, o))
+	require.NoError(tb, ticketdoc.RenderPDF(&buf, o))
 	if dir := os.Getenv("BOXOFFICE_SCREENSHOTS"); dir != "" && name != "" {
 		require.NoError(tb, os.MkdirAll(dir, 0o755))
 		require.NoError(tb, os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644))
 	}
 	return buf.Bytes()
 }
-
-var pageObject = regexp.MustCompile(`/Type /Page[^s]`)
 
 // pageContents returns the content stream of each page, inflated, in
 // order: the streams that draw (fonts are not embedded, so there are no
@@ -120,10 +120,10 @@ func TestRenderPDF(t *testing.T) {
 	t.Parallel()
 	t.Run("TestOrder", func(t *testing.T) {
 		t.Parallel()
-		o := newOrder(t, true)
+		o := ticketdoctest.NewOrder(t, true)
 		pdf := mustPDF(t, o, "tickets-test.pdf")
 		require.True(t, bytes.HasPrefix(pdf, []byte("%PDF-")))
-		require.Len(t, pageObject.FindAll(pdf, -1), 3, "one page per ticket")
+		require.Equal(t, 3, ticketdoctest.PDFPages(pdf), "one page per ticket")
 		pages := pageContents(t, pdf)
 		require.Len(t, pages, 3)
 		for i, p := range pages {
@@ -135,14 +135,14 @@ func TestRenderPDF(t *testing.T) {
 			has(t, p, "(National Theatre)")
 			has(t, p, "(Accra, Ghana)")
 			has(t, p, "("+o.Tickets[i].TicketName+")")
-			has(t, p, "("+strings.Join(groups(o.Tickets[i].Code)[:3], " "))
+			has(t, p, "("+strings.Join(ticketdoc.Groups(o.Tickets[i].Code)[:3], " "))
 		}
 		has(t, pages[0], "(Valid)")
 		has(t, pages[1], "(Checked in)")
 		for i := range 2 {
 			img, ok := qrFromPage(t, pages[i])
 			require.True(t, ok, "page %d has a QR code", i+1)
-			require.Equal(t, o.Tickets[i].Code, decode(t, img), "the PDF's QR code reads as the code")
+			require.Equal(t, o.Tickets[i].Code, ticketdoctest.Decode(t, img), "the PDF's QR code reads as the code")
 		}
 		_, ok := qrFromPage(t, pages[2])
 		require.False(t, ok, "a void ticket's page has no QR code")
@@ -150,40 +150,40 @@ func TestRenderPDF(t *testing.T) {
 	})
 	t.Run("LiveOrder", func(t *testing.T) {
 		t.Parallel()
-		o := newOrder(t, false)
+		o := ticketdoctest.NewOrder(t, false)
 		o.Venue = ""
 		o.Tickets = o.Tickets[:1]
 		pdf := mustPDF(t, o, "tickets-live.pdf")
-		require.Len(t, pageObject.FindAll(pdf, -1), 1)
+		require.Equal(t, 1, ticketdoctest.PDFPages(pdf))
 		pages := pageContents(t, pdf)
 		hasNot(t, pages[0], "not valid for entry")
 		has(t, pages[0], "(Online)")
 		img, ok := qrFromPage(t, pages[0])
 		require.True(t, ok)
-		require.Equal(t, o.Tickets[0].Code, decode(t, img))
+		require.Equal(t, o.Tickets[0].Code, ticketdoctest.Decode(t, img))
 	})
 	t.Run("LongAndForeign", func(t *testing.T) {
 		t.Parallel()
-		o := newOrder(t, true)
+		o := ticketdoctest.NewOrder(t, true)
 		o.EventName = strings.Repeat("Łódź Jazz 🎷 Festiwal — ", 12)
 		o.Venue = strings.Repeat("Filharmonia im. Artura Rubinsteina ", 5)
 		o.Address = "ul. Narutowicza 20/22\n90-135 Łódź\n\x00\x1b[31m Poland"
 		o.Tickets[0].TicketName = strings.Repeat("Karnet 3-dniowy ", 10)
 		o.Tickets[0].Code = strings.Repeat("Z9", 64)
 		pdf := mustPDF(t, o, "tickets-long.pdf")
-		require.Len(t, pageObject.FindAll(pdf, -1), 3)
+		require.Equal(t, 3, ticketdoctest.PDFPages(pdf))
 		p := pageContents(t, pdf)[0]
 		has(t, p, "(?\xf3dz Jazz ? Festiwal \x97 ?\xf3dz Jazz)", "a letter the fonts lack is its base letter or ?")
 		has(t, p, "\x85)", "a name too long for three lines ends in …")
 		img, ok := qrFromPage(t, p)
 		require.True(t, ok)
-		require.Equal(t, o.Tickets[0].Code, decode(t, img))
+		require.Equal(t, o.Tickets[0].Code, ticketdoctest.Decode(t, img))
 	})
 	t.Run("ErrNoTickets", func(t *testing.T) {
 		t.Parallel()
-		o := newOrder(t, false)
+		o := ticketdoctest.NewOrder(t, false)
 		o.Tickets = nil
-		require.ErrorIs(t, RenderPDF(&bytes.Buffer{}, o), errNoTickets)
+		require.ErrorIs(t, ticketdoc.RenderPDF(&bytes.Buffer{}, o), ticketdoc.ErrNoTickets)
 	})
 }
 
@@ -200,6 +200,6 @@ func TestCP1252(t *testing.T) {
 		"two\nlines":         "two\nlines",
 		"\u0085\u009d":       "??",
 	} {
-		require.Equal(t, want, cp1252(in), "%q", in)
+		require.Equal(t, want, ticketdoc.CP1252(in), "%q", in)
 	}
 }

@@ -1,4 +1,4 @@
-package ticketpage
+package ticketdoc
 
 import (
 	"fmt"
@@ -43,7 +43,7 @@ var (
 // tickets, from the QR encoder or the PDF writer, or w's.
 func RenderPDF(w io.Writer, o *Order) error {
 	if len(o.Tickets) == 0 {
-		return errNoTickets
+		return ErrNoTickets
 	}
 	pdf := fpdf.NewCustom(&fpdf.InitType{OrientationStr: "P", UnitStr: "mm", Size: fpdf.SizeType{Wd: pageW, Ht: pageH}})
 	pdf.SetMargins(margin, margin, margin)
@@ -51,7 +51,7 @@ func RenderPDF(w io.Writer, o *Order) error {
 	pdf.SetTitle("Tickets · "+o.EventName, true)
 	pdf.SetCreator("Boxoffice", false)
 	pdf.SetLang("en")
-	f := factsOf(o)
+	f := FactsOf(o)
 	for _, t := range o.Tickets {
 		if err := drawTicket(pdf, o, f, t); err != nil {
 			return err
@@ -61,7 +61,7 @@ func RenderPDF(w io.Writer, o *Order) error {
 }
 
 // drawTicket draws one ticket's page, top to bottom.
-func drawTicket(pdf *fpdf.Fpdf, o *Order, f facts, t Ticket) error {
+func drawTicket(pdf *fpdf.Fpdf, o *Order, f Facts, t Ticket) error {
 	pdf.AddPage()
 	y := 0.0
 	if o.Test {
@@ -77,7 +77,7 @@ func drawTicket(pdf *fpdf.Fpdf, o *Order, f facts, t Ticket) error {
 	pdf.Rect(0, y, pageW, bandH, "F")
 	pdf.SetFont("Helvetica", "B", 9)
 	textColor(pdf, onInk2)
-	pos := cp1252(position(t))
+	pos := cp1252(t.Of())
 	typeW := pageW - 2*margin - pdf.GetStringWidth(pos) - 3
 	pdf.SetXY(margin, y+4)
 	pdf.CellFormat(typeW, 5, fit(pdf, t.TicketName, typeW, 1)[0], "", 0, "L", false, 0, "")
@@ -94,9 +94,9 @@ func drawTicket(pdf *fpdf.Fpdf, o *Order, f facts, t Ticket) error {
 	// The facts, a label column and a value column.
 	status := green
 	switch t.Status {
-	case statusCheckedIn:
+	case StatusCheckedIn:
 		status = blue
-	case statusVoid:
+	case StatusVoid:
 		status = red
 	}
 	y = fact(pdf, y, "DATE", f.Day, "", ink, 2)
@@ -107,7 +107,7 @@ func drawTicket(pdf *fpdf.Fpdf, o *Order, f facts, t Ticket) error {
 	if f.Address != "" {
 		y = fact(pdf, y-1.2, "", f.Address, "", muted, 2)
 	}
-	y = fact(pdf, y, "STATUS", statusLabel(t.Status), "B", status, 1)
+	y = fact(pdf, y, "STATUS", StatusLabel(t.Status), "B", status, 1)
 
 	// The perforation.
 	y += 1
@@ -130,19 +130,19 @@ func drawTicket(pdf *fpdf.Fpdf, o *Order, f facts, t Ticket) error {
 	const gap = 3
 	size := min(bottom-y-gap-codeH-2, 64)
 	y += (bottom - y - size - gap - codeH) / 2
-	if t.Status == statusVoid {
+	if t.Status == StatusVoid {
 		voidStamp(pdf, y, y+size)
 	} else {
-		m, err := newQR(t.Code)
+		m, err := NewQR(t.Code)
 		if err != nil {
-			return fmt.Errorf("ticket %s: %w", position(t), err)
+			return fmt.Errorf("ticket %s: %w", t.Of(), err)
 		}
 		drawQR(pdf, m, (pageW-size)/2, y, size)
 	}
 	y += size + gap
 	pdf.SetFont("Courier", "B", codeSize)
 	textColor(pdf, ink)
-	if t.Status == statusVoid {
+	if t.Status == StatusVoid {
 		textColor(pdf, muted)
 	}
 	for i, l := range code {
@@ -154,7 +154,7 @@ func drawTicket(pdf *fpdf.Fpdf, o *Order, f facts, t Ticket) error {
 	pdf.SetFont("Helvetica", "", 7.5)
 	textColor(pdf, muted)
 	pdf.SetXY(margin, bottom+2)
-	pdf.CellFormat(pageW-2*margin, 4, cp1252("Order "+o.Reference+" · Ticket "+position(t)), "", 0, "C", false, 0, "")
+	pdf.CellFormat(pageW-2*margin, 4, cp1252("Order "+o.Reference+" · Ticket "+t.Of()), "", 0, "C", false, 0, "")
 	if o.Test {
 		testBand(pdf, pageH-8)
 	}
@@ -195,13 +195,13 @@ func fact(pdf *fpdf.Fpdf, y float64, label, value, style string, c [3]int, maxLi
 // white square and a black rectangle per run of dark modules. Each run
 // reaches a hair into the row below, so no viewer shows seams between
 // rows.
-func drawQR(pdf *fpdf.Fpdf, m qrMatrix, x, y, size float64) {
-	s := size / float64(len(m)+2*quietZone)
+func drawQR(pdf *fpdf.Fpdf, m QR, x, y, size float64) {
+	s := size / float64(len(m)+2*QuietZone)
 	fill(pdf, onInk)
 	pdf.Rect(x, y, size, size, "F")
 	pdf.SetFillColor(0, 0, 0)
 	m.runs(func(mx, my, n int) {
-		pdf.Rect(x+float64(mx+quietZone)*s, y+float64(my+quietZone)*s, float64(n)*s, s+0.02, "F")
+		pdf.Rect(x+float64(mx+QuietZone)*s, y+float64(my+QuietZone)*s, float64(n)*s, s+0.02, "F")
 	})
 }
 
@@ -230,7 +230,7 @@ func voidStamp(pdf *fpdf.Fpdf, top, bottom float64) {
 // them with the font size they fit at: at most three lines, in a smaller
 // font for a code far longer than the service makes.
 func codeLines(pdf *fpdf.Fpdf, code string) (lines []string, size float64) {
-	g := groups(cp1252(code))
+	g := Groups(cp1252(code))
 	text := []byte(strings.Join(g, " "))
 	n := 1
 	for _, size = range []float64{11, 9, 7.5, 6} {
