@@ -22,9 +22,9 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/boxoffice/boxoffice/accounts"
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/idempotency"
-	"github.com/boxoffice/boxoffice/portal"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/tickets"
 	"github.com/boxoffice/boxoffice/webhook"
@@ -152,13 +152,13 @@ func riverConfig(cfg Config, workers *river.Workers, log *slog.Logger) (*river.C
 }
 
 // New builds a runner over db. It does not start working until Start.
-func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, tk *tickets.Service, keys *idempotency.Service, sessions *portal.Service,
+func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, tk *tickets.Service, keys *idempotency.Service, sessions *accounts.Service,
 	cfg Config, log *slog.Logger) (*Runner, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &deliverWorker{hooks: hooks})
 	mailBase := cmp.Or(cfg.MailRetryBase, DefaultMailRetryBase)
 	river.AddWorker(workers, &ticketEmailWorker{tickets: tk, retry: mailBackoff{base: mailBase}})
-	river.AddWorker(workers, &signUpNoticeWorker{portal: sessions, retry: mailBackoff{base: mailBase}})
+	river.AddWorker(workers, &signUpNoticeWorker{accounts: sessions, retry: mailBackoff{base: mailBase}})
 	river.AddWorker(workers, &expireWorker{orders: orders, log: log})
 	river.AddWorker(workers, &purgeWorker{keys: keys, sessions: sessions, log: log})
 	rc, err := riverConfig(cfg, workers, log)
@@ -355,7 +355,7 @@ func (purgeArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAtte
 type purgeWorker struct {
 	river.WorkerDefaults[purgeArgs]
 	keys     *idempotency.Service
-	sessions *portal.Service
+	sessions *accounts.Service
 	log      *slog.Logger
 }
 

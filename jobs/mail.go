@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/boxoffice/boxoffice/accounts"
 	"github.com/boxoffice/boxoffice/mail"
-	"github.com/boxoffice/boxoffice/portal"
 	"github.com/boxoffice/boxoffice/tickets"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -129,12 +129,12 @@ func (r *Runner) EnqueueSignUpNotice(ctx context.Context, tx bun.Tx, accountID i
 
 type signUpNoticeWorker struct {
 	river.WorkerDefaults[signUpNoticeArgs]
-	portal *portal.Service
-	retry  mailBackoff
+	accounts *accounts.Service
+	retry    mailBackoff
 }
 
 func (w *signUpNoticeWorker) Work(ctx context.Context, job *river.Job[signUpNoticeArgs]) error {
-	err := w.portal.SendSignUpNotice(ctx, job.Args.AccountID)
+	err := w.accounts.SendSignUpNotice(ctx, job.Args.AccountID)
 	if err != nil && mail.IsPermanent(err) {
 		return river.JobCancel(fmt.Errorf("sign-up notice to account %d: %w", job.Args.AccountID, err))
 	}

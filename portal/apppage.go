@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/boxoffice/boxoffice/accounts"
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/catalog"
@@ -77,7 +78,7 @@ func days(d time.Duration) string {
 }
 
 // newAppView converts what AppPage read for the template.
-func newAppView(p *AppPage) *appView {
+func newAppView(p *accounts.AppPage) *appView {
 	v := &appView{App: p.App, Suspended: p.App.Status == store.AppSuspended, Env: p.Query.Env, Reference: p.Query.Reference,
 		Review: p.Query.Review, Webhook: newHealthView(p.Health, p.DisableAfter), Events: eventRows(p.Events, p.Attempts, false)}
 	for _, env := range []string{store.EnvTest, store.EnvLive} {
@@ -154,13 +155,13 @@ func appID(r *http.Request) int64 {
 func (h *Handler) showApp(w http.ResponseWriter, r *http.Request, id int64, status int, p *page) {
 	sess := sessionFrom(r)
 	q := r.URL.Query()
-	data, err := h.Service.AppPage(r.Context(), sess, id, OrderQuery{Env: q.Get("env"), Reference: q.Get("reference"),
+	data, err := h.Service.AppPage(r.Context(), sess, id, accounts.OrderQuery{Env: q.Get("env"), Reference: q.Get("reference"),
 		Review: q.Get("review") != ""})
 	if err != nil && apperr.CodeOf(err) == apperr.ValidationFailed {
 		// A bad search: show the page with the search refused.
 		p.Err, p.Form = apperr.From(err), q
 		status = http.StatusUnprocessableEntity
-		data, err = h.Service.AppPage(r.Context(), sess, id, OrderQuery{})
+		data, err = h.Service.AppPage(r.Context(), sess, id, accounts.OrderQuery{})
 	}
 	if err != nil {
 		h.refuse(w, r, err, p, "app")

@@ -1,3 +1,8 @@
+// Package portal is the developer portal's pages: partners sign up, sign
+// in and manage their own apps — keys, redirect allowlist, webhook URL and
+// secret, test events and the delivery log, and recent orders, each with a
+// page of its own — without an operator. Handler serves the pages under
+// /portal; every rule behind them is accounts.Service's.
 package portal
 
 import (
@@ -10,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/boxoffice/boxoffice/accounts"
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/webpage"
 	"github.com/go-chi/chi/v5"
@@ -25,7 +31,7 @@ var ContentSecurityPolicy = webpage.CSP("script-src 'self'", "style-src 'self'",
 
 // Handler serves the portal's pages under /portal.
 type Handler struct {
-	Service *Service
+	Service *accounts.Service
 	Log     *slog.Logger
 }
 
@@ -98,8 +104,8 @@ func (h *Handler) crossSite(w http.ResponseWriter, r *http.Request) {
 
 type sessionKey struct{}
 
-func sessionFrom(r *http.Request) *Session {
-	s, _ := r.Context().Value(sessionKey{}).(*Session)
+func sessionFrom(r *http.Request) *accounts.Session {
+	s, _ := r.Context().Value(sessionKey{}).(*accounts.Session)
 	return s
 }
 
@@ -123,7 +129,7 @@ func (h *Handler) signedIn(next http.Handler) http.Handler {
 				h.clearCookie(w)
 			}
 			to := "/portal/signin"
-			if c != nil && err != ErrNotSignedIn {
+			if c != nil && err != accounts.ErrNotSignedIn {
 				to += "?expired=1"
 			}
 			http.Redirect(w, r, to, http.StatusSeeOther)
@@ -138,7 +144,7 @@ func (h *Handler) signedIn(next http.Handler) http.Handler {
 }
 
 // current returns the request's session when its cookie names a live one.
-func (h *Handler) current(r *http.Request) *Session {
+func (h *Handler) current(r *http.Request) *accounts.Session {
 	c, err := r.Cookie(CookieName)
 	if err != nil {
 		return nil
@@ -152,7 +158,7 @@ func (h *Handler) current(r *http.Request) *Session {
 
 func (h *Handler) secure() bool { return strings.HasPrefix(h.Service.Config.BaseURL, "https://") }
 
-func (h *Handler) setCookie(w http.ResponseWriter, sess *Session) {
+func (h *Handler) setCookie(w http.ResponseWriter, sess *accounts.Session) {
 	http.SetCookie(w, &http.Cookie{
 		Name: CookieName, Value: sess.Token, Path: "/portal", Expires: sess.ExpiresAt,
 		HttpOnly: true, Secure: h.secure(), SameSite: http.SameSiteLaxMode,
@@ -178,8 +184,8 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 
 // landing is where a session starts: the apps, or the account's status
 // while it may do nothing else.
-func landing(sess *Session) string {
-	if active(sess.Account) != nil {
+func landing(sess *accounts.Session) string {
+	if accounts.CheckActive(sess.Account) != nil {
 		return "/portal/account"
 	}
 	return "/portal/apps"
@@ -213,7 +219,7 @@ func (h *Handler) signUpForm(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) signUp(w http.ResponseWriter, r *http.Request) {
 	_ = r.ParseForm()
-	acc, err := h.Service.SignUp(r.Context(), SignUpInput{
+	acc, err := h.Service.SignUp(r.Context(), accounts.SignUpInput{
 		Name: r.PostForm.Get("name"), Email: r.PostForm.Get("email"), Password: r.PostForm.Get("password"),
 	})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/boxoffice/boxoffice/accounts"
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/store"
@@ -81,7 +82,7 @@ type page struct {
 	Title   string
 	Nav     string
 	Narrow  bool
-	Session *Session
+	Session *accounts.Session
 	CSRF    string
 	Flash   string
 	// Err is the refusal to show; its Details mark fields.

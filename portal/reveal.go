@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+
+	"github.com/boxoffice/boxoffice/accounts"
 )
 
 // Keys and secrets are shown once, on the page a change leads to. The
@@ -31,14 +33,14 @@ const revealCookie = "boxoffice_reveal"
 const revealTTL = 60
 
 // revealKey is the session's key for sealing reveals.
-func (s *Session) revealKey() []byte {
+func revealKey(s *accounts.Session) []byte {
 	m := hmac.New(sha256.New, []byte(s.Token))
 	m.Write([]byte("boxoffice portal reveal"))
 	return m.Sum(nil)
 }
 
-func (s *Session) aead() cipher.AEAD {
-	block, err := aes.NewCipher(s.revealKey())
+func aead(s *accounts.Session) cipher.AEAD {
+	block, err := aes.NewCipher(revealKey(s))
 	if err != nil {
 		panic("portal: " + err.Error()) // a 32-byte key always makes a cipher
 	}
@@ -49,20 +51,20 @@ func (s *Session) aead() cipher.AEAD {
 	return gcm
 }
 
-// seal returns secrets sealed for the page of app appID of this session.
-func (s *Session) seal(appID int64, secrets []secret) string {
+// seal returns secrets sealed for the page of app appID of session s.
+func seal(s *accounts.Session, appID int64, secrets []secret) string {
 	plain, _ := json.Marshal(secrets)
-	gcm := s.aead()
+	gcm := aead(s)
 	nonce := make([]byte, gcm.NonceSize())
 	_, _ = rand.Read(nonce)
 	return base64.RawURLEncoding.EncodeToString(gcm.Seal(nonce, nonce, plain, []byte(strconv.FormatInt(appID, 10))))
 }
 
-// open returns what seal sealed for app appID of this session; false for
+// open returns what seal sealed for app appID of session s; false for
 // anything else (another session's, another app's, altered, garbage).
-func (s *Session) open(appID int64, sealed string) ([]secret, bool) {
+func open(s *accounts.Session, appID int64, sealed string) ([]secret, bool) {
 	raw, err := base64.RawURLEncoding.DecodeString(sealed)
-	gcm := s.aead()
+	gcm := aead(s)
 	if err != nil || len(raw) < gcm.NonceSize() {
 		return nil, false
 	}
@@ -84,7 +86,7 @@ func appPath(appID int64) string { return "/portal/apps/" + strconv.FormatInt(ap
 // once, with the notice of done.
 func (h *Handler) revealNext(w http.ResponseWriter, r *http.Request, appID int64, done string, secrets []secret) {
 	http.SetCookie(w, &http.Cookie{
-		Name: revealCookie, Value: sessionFrom(r).seal(appID, secrets), Path: appPath(appID), MaxAge: revealTTL,
+		Name: revealCookie, Value: seal(sessionFrom(r), appID, secrets), Path: appPath(appID), MaxAge: revealTTL,
 		HttpOnly: true, Secure: h.secure(), SameSite: http.SameSiteLaxMode,
 	})
 	back(w, r, appID, done)
@@ -99,6 +101,6 @@ func (h *Handler) takeReveal(w http.ResponseWriter, r *http.Request, appID int64
 	}
 	http.SetCookie(w, &http.Cookie{Name: revealCookie, Path: appPath(appID), MaxAge: -1,
 		HttpOnly: true, Secure: h.secure(), SameSite: http.SameSiteLaxMode})
-	secrets, _ := sessionFrom(r).open(appID, c.Value)
+	secrets, _ := open(sessionFrom(r), appID, c.Value)
 	return secrets
 }

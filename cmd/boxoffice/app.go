@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/boxoffice/boxoffice/accounts"
 	"github.com/boxoffice/boxoffice/admission"
 	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/catalog"
@@ -24,7 +25,6 @@ import (
 	"github.com/boxoffice/boxoffice/payments"
 	"github.com/boxoffice/boxoffice/payments/devpay"
 	"github.com/boxoffice/boxoffice/payments/paystack"
-	"github.com/boxoffice/boxoffice/portal"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/readcache"
@@ -35,7 +35,7 @@ import (
 	"github.com/boxoffice/boxoffice/webhook"
 )
 
-// Config is the service's configuration (OPERATOR.md, "Configuration").
+// Config is the service's configuration (docs/operator.md, "Configuration").
 type Config struct {
 	DatabaseURL string
 	Addr        string
@@ -95,7 +95,7 @@ type Config struct {
 	LiveFreeDisabled bool
 	// Portal configures the developer portal: session length and sign-in
 	// limits (its BaseURL is PublicBaseURL).
-	Portal portal.Config
+	Portal accounts.Config
 	// Password are the costs of portal password hashes (tests lower them);
 	// zero means auth.DefaultPasswordParams.
 	Password auth.PasswordParams
@@ -109,7 +109,7 @@ type Config struct {
 	MailRetryBase time.Duration
 }
 
-// DefaultConfig returns OPERATOR.md's defaults.
+// DefaultConfig returns docs/operator.md's defaults.
 func DefaultConfig() Config {
 	d := checkout.DefaultConfig()
 	return Config{
@@ -122,7 +122,7 @@ func DefaultConfig() Config {
 		GraphQLLimits:   graph.DefaultDocumentLimits(),
 		Live:            live.DefaultConfig(),
 		LiveInitTimeout: graph.DefaultLive().InitTimeout, LivePingInterval: graph.DefaultLive().PingInterval,
-		Portal:         portal.DefaultConfig(),
+		Portal:         accounts.DefaultConfig(),
 		WebhookStreams: webhook.DefaultStreamConfig(),
 		MailFrom:       mail.DefaultFrom, MailRetryBase: jobs.DefaultMailRetryBase,
 	}
@@ -140,7 +140,7 @@ type Main struct {
 	ReadCache   *readcache.Cache
 	Auth        *auth.Authenticator
 	Provision   *provision.Service
-	Portal      *portal.Service
+	Portal      *accounts.Service
 	Idempotency *idempotency.Service
 	Checkout    *checkout.Service
 	Tickets     *tickets.Service
@@ -229,7 +229,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 		Slots: webhook.NewSlots(cfg.WebhookAppConcurrency, cfg.Jobs.Workers), DisableAfter: cfg.WebhookDisableAfter}
 	pc := cfg.Portal
 	pc.BaseURL = cfg.PublicBaseURL
-	m.Portal = portal.NewService(db, m.Provision, m.Webhooks, m.limitStore, cfg.RateLimits.Namespace(), now, pc)
+	m.Portal = accounts.NewService(db, m.Provision, m.Webhooks, m.limitStore, cfg.RateLimits.Namespace(), now, pc)
 	m.Streams = webhook.NewStreams(db, m.Listener, m.Auth, cfg.WebhookStreams, log, func(w http.ResponseWriter, r *http.Request, err error) {
 		rest.WriteError(w, r, log, err)
 	})

@@ -1,6 +1,6 @@
 // Command boxoffice runs and administers the Boxoffice ticketing API
 // gateway: serve, migrate, seed demo data, import the catalog and provision
-// accounts, apps and keys (OPERATOR.md is the contract of its names).
+// accounts, apps and keys (docs/operator.md is the contract of its names).
 package main
 
 import (
@@ -14,11 +14,11 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/boxoffice/boxoffice/accounts"
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/live"
-	"github.com/boxoffice/boxoffice/portal"
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/webhook"
@@ -46,7 +46,7 @@ func describe(err error) string {
 	return err.Error()
 }
 
-// run runs the command args names and reports a failure as OPERATOR.md
+// run runs the command args names and reports a failure as docs/operator.md
 // promises: one line on stderr and, when --json was asked for, also
 // {"error": "…"} on stdout (with "problems" for a refused catalog file).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -129,7 +129,7 @@ func commandName(c *cli.Command) string {
 	return strings.TrimPrefix(c.FullName(), c.Root().Name+" ")
 }
 
-// oneLine keeps an error to the one line OPERATOR.md promises, unless it is
+// oneLine keeps an error to the one line docs/operator.md promises, unless it is
 // a list of problems (a refused catalog file), which is worth its lines.
 func oneLine(s string) string {
 	if strings.Contains(s, "\n  ") {
@@ -294,7 +294,7 @@ func configFrom(cmd *cli.Command) Config {
 		LiveFreeDisabled:  !cmd.Bool("live-free-checkout"),
 		WebhookStreams: webhook.StreamConfig{PerApp: cmd.Int("webhook-streams-per-app"),
 			Poll: defaults.WebhookStreams.Poll, Heartbeat: defaults.WebhookStreams.Heartbeat},
-		Portal: portal.Config{
+		Portal: accounts.Config{
 			SessionTTL: cmd.Duration("portal-session-ttl"), ResetTTL: cmd.Duration("portal-reset-ttl"),
 			SignInPerIP: cmd.Int("portal-signin-per-ip"), SignInPerAccount: cmd.Int("portal-signin-per-account"),
 			SignInWindow: cmd.Duration("portal-signin-window"), TestEventsPerApp: cmd.Int("portal-test-events-per-app"),

@@ -1,4 +1,4 @@
-package portal
+package accounts
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // Apps returns the apps of the session's account.
 // Errors: account_pending_approval, account_disabled.
 func (s *Service) Apps(ctx context.Context, sess *Session) ([]store.App, error) {
-	if err := active(sess.Account); err != nil {
+	if err := CheckActive(sess.Account); err != nil {
 		return nil, err
 	}
 	return store.ListApps(ctx, s.DB, sess.Account.ID)
@@ -25,7 +25,7 @@ func (s *Service) Apps(ctx context.Context, sess *Session) ([]store.App, error) 
 // secret are in the result, shown this once.
 // Errors: account_pending_approval, account_disabled, validation_failed (name).
 func (s *Service) CreateApp(ctx context.Context, sess *Session, name string) (*provision.NewApp, error) {
-	if err := active(sess.Account); err != nil {
+	if err := CheckActive(sess.Account); err != nil {
 		return nil, err
 	}
 	return s.Provision.CreateApp(asPartner(ctx), provision.AppInput{AccountID: sess.Account.ID, Name: name})

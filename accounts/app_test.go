@@ -1,4 +1,4 @@
-package portal_test
+package accounts_test
 
 import (
 	"context"
@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/accounts"
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/audit"
 	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/catalog"
-	"github.com/boxoffice/boxoffice/portal"
 	"github.com/boxoffice/boxoffice/seed"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
@@ -46,7 +46,7 @@ func TestApps(t *testing.T) {
 			apps, err := f.svc.Apps(f.ctx, sess)
 			require.NoError(t, err)
 			require.Len(t, apps, 1)
-			page, err := f.svc.AppPage(f.ctx, sess, app.App.ID, portal.OrderQuery{})
+			page, err := f.svc.AppPage(f.ctx, sess, app.App.ID, accounts.OrderQuery{})
 			require.NoError(t, err)
 			require.Equal(t, app.TestKey[len(app.TestKey)-4:], page.Keys[store.EnvTest].Hint)
 			require.Equal(t, store.EnvTest, page.Query.Env)
@@ -81,7 +81,7 @@ func TestApps(t *testing.T) {
 			id := app.App.ID
 			msg := fmt.Sprintf("App %d was not found in your account.", id)
 			for name, try := range map[string]func() error{
-				"AppPage":   func() error { _, err := f.svc.AppPage(f.ctx, intruder, id, portal.OrderQuery{}); return err },
+				"AppPage":   func() error { _, err := f.svc.AppPage(f.ctx, intruder, id, accounts.OrderQuery{}); return err },
 				"RotateKey": func() error { _, err := f.svc.RotateKey(f.ctx, intruder, id, store.EnvTest); return err },
 				"RevokeKey": func() error { return f.svc.RevokeKey(f.ctx, intruder, id, store.EnvLive) },
 				"AddRedirect": func() error {
@@ -92,7 +92,7 @@ func TestApps(t *testing.T) {
 				"WebhookSecret":  func() error { _, err := f.svc.RotateWebhookSecret(f.ctx, intruder, id); return err },
 				"TestEvent":      func() error { _, err := f.svc.SendTestEvent(f.ctx, intruder, id, store.EnvTest); return err },
 				"Redeliver":      func() error { return f.svc.Redeliver(f.ctx, intruder, id, "evt_x") },
-				"Missing":        func() error { _, err := f.svc.AppPage(f.ctx, intruder, 0, portal.OrderQuery{}); return err },
+				"Missing":        func() error { _, err := f.svc.AppPage(f.ctx, intruder, 0, accounts.OrderQuery{}); return err },
 			} {
 				t.Run(name, func(t *testing.T) {
 					err := try()
@@ -125,7 +125,7 @@ func TestApps(t *testing.T) {
 			require.Equal(t, "invalid_api_key", authCode(t, db, app.LiveKey))
 			err = f.svc.RevokeKey(f.ctx, sess, app.App.ID, store.EnvLive)
 			requireErr(t, err, apperr.NotFound, fmt.Sprintf("app %d has no active live key", app.App.ID))
-			page, err := f.svc.AppPage(f.ctx, sess, app.App.ID, portal.OrderQuery{})
+			page, err := f.svc.AppPage(f.ctx, sess, app.App.ID, accounts.OrderQuery{})
 			require.NoError(t, err)
 			require.Nil(t, page.Keys[store.EnvLive])
 			require.Equal(t, key[len(key)-4:], page.Keys[store.EnvTest].Hint)
@@ -224,7 +224,7 @@ func TestApps(t *testing.T) {
 			requireErr(t, f.svc.Redeliver(f.ctx, sess, other.App.ID, evID), apperr.NotFound,
 				fmt.Sprintf("Webhook event %s was not found for this app.", evID))
 
-			page, err := f.svc.AppPage(f.ctx, sess, id, portal.OrderQuery{})
+			page, err := f.svc.AppPage(f.ctx, sess, id, accounts.OrderQuery{})
 			require.NoError(t, err)
 			require.Len(t, page.Events, 1)
 			require.Equal(t, "webhook.test", page.Events[0].Type)
@@ -244,7 +244,7 @@ func TestApps(t *testing.T) {
 			app, err := f.svc.CreateApp(f.ctx, sess, "Shop")
 			require.NoError(t, err)
 			require.NoError(t, f.svc.Provision.SetAppStatus(context.Background(), app.App.ID, store.AppSuspended))
-			page, err := f.svc.AppPage(f.ctx, sess, app.App.ID, portal.OrderQuery{})
+			page, err := f.svc.AppPage(f.ctx, sess, app.App.ID, accounts.OrderQuery{})
 			require.NoError(t, err)
 			require.Equal(t, store.AppSuspended, page.App.Status)
 			key, err := f.svc.RotateKey(f.ctx, sess, app.App.ID, store.EnvTest)
@@ -286,7 +286,7 @@ func TestAppOrders(t *testing.T) {
 			order(app.App.ID, store.EnvLive, "ord_"+p+"live", now)
 			order(other.App.ID, store.EnvTest, "sbx_"+p+"other", now)
 
-			refs := func(q portal.OrderQuery) []string {
+			refs := func(q accounts.OrderQuery) []string {
 				t.Helper()
 				page, err := f.svc.AppPage(f.ctx, sess, app.App.ID, q)
 				require.NoError(t, err)
@@ -296,15 +296,15 @@ func TestAppOrders(t *testing.T) {
 				}
 				return out
 			}
-			require.Equal(t, []string{"ab_c", "bbb", "aaa"}, refs(portal.OrderQuery{}), "newest first, test by default, this app only")
-			require.Equal(t, []string{"live"}, refs(portal.OrderQuery{Env: store.EnvLive}))
-			require.Equal(t, []string{"bbb"}, refs(portal.OrderQuery{Reference: " BBB "}))
-			require.Equal(t, []string{"ab_c"}, refs(portal.OrderQuery{Reference: "b_"}), "an underscore matches itself")
-			require.Empty(t, refs(portal.OrderQuery{Reference: "other"}))
+			require.Equal(t, []string{"ab_c", "bbb", "aaa"}, refs(accounts.OrderQuery{}), "newest first, test by default, this app only")
+			require.Equal(t, []string{"live"}, refs(accounts.OrderQuery{Env: store.EnvLive}))
+			require.Equal(t, []string{"bbb"}, refs(accounts.OrderQuery{Reference: " BBB "}))
+			require.Equal(t, []string{"ab_c"}, refs(accounts.OrderQuery{Reference: "b_"}), "an underscore matches itself")
+			require.Empty(t, refs(accounts.OrderQuery{Reference: "other"}))
 
-			_, err = f.svc.AppPage(f.ctx, sess, app.App.ID, portal.OrderQuery{Reference: "50%"})
+			_, err = f.svc.AppPage(f.ctx, sess, app.App.ID, accounts.OrderQuery{Reference: "50%"})
 			requireField(t, err, "reference", "may hold only letters, digits, '_' and '-' (at most 64), as order references do")
-			_, err = f.svc.AppPage(f.ctx, sess, app.App.ID, portal.OrderQuery{Env: "prod"})
+			_, err = f.svc.AppPage(f.ctx, sess, app.App.ID, accounts.OrderQuery{Env: "prod"})
 			requireField(t, err, "env", `"prod" is not one of test, live`)
 		})
 	})
@@ -370,7 +370,7 @@ func TestTestEventLimit(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t.Parallel()
-		f := setup(t, db, func(c *portal.Config) { c.TestEventsPerApp = 3 })
+		f := setup(t, db, func(c *accounts.Config) { c.TestEventsPerApp = 3 })
 		sess := f.partner(t, "ama")
 		newApp := func(name string) int64 {
 			app, err := f.svc.CreateApp(f.ctx, sess, name)
@@ -388,7 +388,7 @@ func TestTestEventLimit(t *testing.T) {
 		wait := apperr.From(err).RetryAfter
 		require.Equal(t, 80, wait)
 		require.Len(t, f.enqueued, 3, "the refused event is not queued")
-		page, err := f.svc.AppPage(f.ctx, sess, id, portal.OrderQuery{})
+		page, err := f.svc.AppPage(f.ctx, sess, id, accounts.OrderQuery{})
 		require.NoError(t, err)
 		require.Len(t, page.Events, 3, "nor recorded")
 
@@ -415,7 +415,7 @@ func TestWebhookHealth(t *testing.T) {
 		id := app.App.ID
 		require.NoError(t, f.svc.SetWebhookURL(f.ctx, sess, id, "https://hooks.example/h"))
 		health := func() *store.WebhookHealth {
-			page, err := f.svc.AppPage(f.ctx, sess, id, portal.OrderQuery{})
+			page, err := f.svc.AppPage(f.ctx, sess, id, accounts.OrderQuery{})
 			require.NoError(t, err)
 			require.Equal(t, 72*time.Hour, page.DisableAfter)
 			return page.Health

@@ -1,18 +1,22 @@
-// Package portal is the developer portal: partners sign up, sign in and
-// manage their own apps — keys, redirect allowlist, webhook URL and secret,
-// test events and the delivery log, and recent orders, each with a page of
-// its own — without an operator. Service holds the partner's side of every
-// rule (signed in, the account active, the app theirs) and then calls the
-// same services the CLI calls (provision, webhook, checkout), as the
-// partner (audit.AsPartner), so each action is validated once and audited.
-// Handler serves the pages.
+// Package accounts holds the rules of the developer portal, where partners
+// sign up, sign in and manage their own apps — keys, redirect allowlist,
+// webhook URL and secret, test events and the delivery log, and recent
+// orders — without an operator: sign-up, sign-in and sessions, password
+// reset links, the notice of a sign-up with an address that has an
+// account, and what a partner may do to their apps. Service holds the
+// partner's side of every rule (signed in, the account active, the app
+// theirs) and then calls the same services the CLI calls (provision,
+// webhook, checkout), as the partner (audit.AsPartner), so each action is
+// validated once and audited. It serves no page and speaks no HTTP, so the
+// portal's pages and the job that sends its notices share it without
+// depending on each other.
 //
 // Refusals are *apperr.Error: unauthorized (not signed in, wrong password),
 // account_pending_approval, account_disabled, not_found (not your app, or
 // not your app's order),
 // rate_limit_exceeded (sign-in attempts, test events), and the validation_failed errors
 // of provision with their field names.
-package portal
+package accounts
 
 import (
 	"context"
@@ -35,7 +39,7 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// Config holds the portal's settings.
+// Config holds the settings of the portal's accounts.
 type Config struct {
 	// BaseURL is PUBLIC_BASE_URL: reset links start with it, and an
 	// https:// base makes the session cookie Secure.
@@ -137,9 +141,9 @@ var ErrNotSignedIn = apperr.New(apperr.Unauthorized, "Sign in to continue.")
 
 var errSessionExpired = apperr.New(apperr.Unauthorized, "Your session has expired; sign in again.")
 
-// active refuses an account that may only read its status.
+// CheckActive refuses an account that may only read its status.
 // Errors: account_pending_approval, account_disabled.
-func active(acc *store.Account) error {
+func CheckActive(acc *store.Account) error {
 	switch acc.Status {
 	case store.AccountActive:
 		return nil
@@ -152,7 +156,7 @@ func active(acc *store.Account) error {
 // ownApp returns an app of the session's active account.
 // Errors: account_pending_approval, account_disabled, not_found.
 func (s *Service) ownApp(ctx context.Context, sess *Session, appID int64) (*store.App, error) {
-	if err := active(sess.Account); err != nil {
+	if err := CheckActive(sess.Account); err != nil {
 		return nil, err
 	}
 	app, err := store.AppByID(ctx, s.DB, appID)

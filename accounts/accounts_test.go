@@ -1,4 +1,4 @@
-package portal_test
+package accounts_test
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/accounts"
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/audit"
 	"github.com/boxoffice/boxoffice/auth"
-	"github.com/boxoffice/boxoffice/portal"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/store"
@@ -54,7 +54,7 @@ const password = "correct horse battery"
 type fixture struct {
 	db       *store.DB
 	clock    *fakeClock
-	svc      *portal.Service
+	svc      *accounts.Service
 	ctx      context.Context // carries the client address
 	ip       string
 	prefix   string // unique part of this fixture's email addresses
@@ -62,14 +62,14 @@ type fixture struct {
 	enqueued []string // webhook events queued for delivery
 }
 
-func setup(t *testing.T, db *store.DB, opts ...func(*portal.Config)) *fixture {
+func setup(t *testing.T, db *store.DB, opts ...func(*accounts.Config)) *fixture {
 	t.Helper()
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	f := &fixture{db: db, clock: &fakeClock{now: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)},
 		ip: "203.0.113." + hex.EncodeToString(b[:1]), prefix: hex.EncodeToString(b)}
 	f.ctx = ratelimit.WithClientIP(context.Background(), f.ip)
-	cfg := portal.DefaultConfig()
+	cfg := accounts.DefaultConfig()
 	cfg.BaseURL = "https://boxoffice.example"
 	cfg.SignInPerIP, cfg.SignInPerAccount = 1000, 1000
 	for _, o := range opts {
@@ -86,7 +86,7 @@ func setup(t *testing.T, db *store.DB, opts ...func(*portal.Config)) *fixture {
 	limits, err := ratelimit.NewStore(context.Background(), "", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
 	limits.Now = f.clock.Now
-	f.svc = portal.NewService(db, prov, hooks, limits, "test-"+f.prefix, f.clock.Now, cfg)
+	f.svc = accounts.NewService(db, prov, hooks, limits, "test-"+f.prefix, f.clock.Now, cfg)
 	return f
 }
 
@@ -96,13 +96,13 @@ func (f *fixture) email(name string) string { return name + "-" + f.prefix + "@p
 // signUp creates a pending account.
 func (f *fixture) signUp(t *testing.T, name string) *store.Account {
 	t.Helper()
-	acc, err := f.svc.SignUp(f.ctx, portal.SignUpInput{Name: "Partner " + name, Email: f.email(name), Password: password})
+	acc, err := f.svc.SignUp(f.ctx, accounts.SignUpInput{Name: "Partner " + name, Email: f.email(name), Password: password})
 	require.NoError(t, err)
 	return acc
 }
 
 // partner signs up, is approved by an operator and signs in.
-func (f *fixture) partner(t *testing.T, name string) *portal.Session {
+func (f *fixture) partner(t *testing.T, name string) *accounts.Session {
 	t.Helper()
 	acc := f.signUp(t, name)
 	require.NoError(t, f.svc.Provision.SetAccountStatus(context.Background(), acc.ID, store.AccountActive))
@@ -112,7 +112,7 @@ func (f *fixture) partner(t *testing.T, name string) *portal.Session {
 }
 
 // reload reads a session again, as the next request would.
-func (f *fixture) reload(t *testing.T, sess *portal.Session) *portal.Session {
+func (f *fixture) reload(t *testing.T, sess *accounts.Session) *accounts.Session {
 	t.Helper()
 	again, err := f.svc.Session(f.ctx, sess.Token)
 	require.NoError(t, err)
@@ -163,7 +163,7 @@ func TestSignUp(t *testing.T) {
 		t.Run("OK", func(t *testing.T) {
 			t.Parallel()
 			f := setup(t, db)
-			acc, err := f.svc.SignUp(f.ctx, portal.SignUpInput{Name: "  Kofi Tickets ", Email: f.email("Kofi"), Password: password})
+			acc, err := f.svc.SignUp(f.ctx, accounts.SignUpInput{Name: "  Kofi Tickets ", Email: f.email("Kofi"), Password: password})
 			require.NoError(t, err)
 			require.Equal(t, "Kofi Tickets", acc.Name)
 			require.Equal(t, strings.ToLower(f.email("Kofi")), acc.Email)
@@ -184,16 +184,16 @@ func TestSignUp(t *testing.T) {
 			f.signUp(t, "taken")
 			for _, tt := range []struct {
 				name         string
-				in           portal.SignUpInput
+				in           accounts.SignUpInput
 				field, error string
 			}{
-				{"Name", portal.SignUpInput{Name: " ", Email: f.email("a"), Password: password}, "name", "is required"},
-				{"Email", portal.SignUpInput{Name: "A", Email: "not-an-email", Password: password}, "email", `"not-an-email" is not a valid email address`},
-				{"EmailWithName", portal.SignUpInput{Name: "A", Email: "A <a@b.example>", Password: password}, "email", `"A <a@b.example>" is not a valid email address`},
-				{"PasswordMissing", portal.SignUpInput{Name: "A", Email: f.email("b")}, "password", "is required"},
-				{"PasswordShort", portal.SignUpInput{Name: "A", Email: f.email("c"), Password: "nine char"}, "password", "must be at least 10 characters long"},
-				{"PasswordLong", portal.SignUpInput{Name: "A", Email: f.email("d"), Password: strings.Repeat("x", 257)}, "password", "must be at most 256 characters long"},
-				{"PasswordShortEmailTaken", portal.SignUpInput{Name: "A", Email: f.email("taken"), Password: "nine char"}, "password", "must be at least 10 characters long"},
+				{"Name", accounts.SignUpInput{Name: " ", Email: f.email("a"), Password: password}, "name", "is required"},
+				{"Email", accounts.SignUpInput{Name: "A", Email: "not-an-email", Password: password}, "email", `"not-an-email" is not a valid email address`},
+				{"EmailWithName", accounts.SignUpInput{Name: "A", Email: "A <a@b.example>", Password: password}, "email", `"A <a@b.example>" is not a valid email address`},
+				{"PasswordMissing", accounts.SignUpInput{Name: "A", Email: f.email("b")}, "password", "is required"},
+				{"PasswordShort", accounts.SignUpInput{Name: "A", Email: f.email("c"), Password: "nine char"}, "password", "must be at least 10 characters long"},
+				{"PasswordLong", accounts.SignUpInput{Name: "A", Email: f.email("d"), Password: strings.Repeat("x", 257)}, "password", "must be at most 256 characters long"},
+				{"PasswordShortEmailTaken", accounts.SignUpInput{Name: "A", Email: f.email("taken"), Password: "nine char"}, "password", "must be at least 10 characters long"},
 			} {
 				t.Run(tt.name, func(t *testing.T) {
 					_, err := f.svc.SignUp(f.ctx, tt.in)
@@ -204,7 +204,7 @@ func TestSignUp(t *testing.T) {
 		t.Run("EmailTaken", func(t *testing.T) {
 			t.Parallel()
 			f := setup(t, db)
-			in := portal.SignUpInput{Name: " Kofi ", Email: f.email("Kofi"), Password: password}
+			in := accounts.SignUpInput{Name: " Kofi ", Email: f.email("Kofi"), Password: password}
 			fresh, err := f.svc.SignUp(f.ctx, in)
 			require.NoError(t, err)
 			// This fixture's accounts: subtests beside it add their own.
@@ -219,22 +219,22 @@ func TestSignUp(t *testing.T) {
 				}
 				return out
 			}
-			accounts := mine()
-			require.Len(t, accounts, 1)
+			stored := mine()
+			require.Len(t, stored, 1)
 
 			for _, tt := range []struct {
 				name string
-				in   portal.SignUpInput
+				in   accounts.SignUpInput
 			}{
 				{"SameInput", in},
-				{"OtherPasswordAndCase", portal.SignUpInput{Name: in.Name, Email: strings.ToUpper(in.Email), Password: "another password"}},
+				{"OtherPasswordAndCase", accounts.SignUpInput{Name: in.Name, Email: strings.ToUpper(in.Email), Password: "another password"}},
 			} {
 				t.Run(tt.name, func(t *testing.T) {
 					taken, err := f.svc.SignUp(f.ctx, tt.in)
 					require.NoError(t, err, "the same answer as a new sign-up")
 					require.Equal(t, store.Account{Name: fresh.Name, Email: fresh.Email, Status: fresh.Status,
 						CreatedAt: taken.CreatedAt, UpdatedAt: taken.UpdatedAt}, *taken, "what a new account would show; nothing stored")
-					require.Equal(t, accounts, mine(), "nothing created or changed")
+					require.Equal(t, stored, mine(), "nothing created or changed")
 					_, err = f.svc.SignIn(f.ctx, fresh.Email, tt.in.Password)
 					if tt.in.Password != password {
 						requireErr(t, err, apperr.Unauthorized, "The email address or password is not right.")
@@ -256,10 +256,10 @@ func TestSignUp(t *testing.T) {
 		})
 		t.Run("ErrRateLimited", func(t *testing.T) {
 			t.Parallel()
-			f := setup(t, db, func(c *portal.Config) { c.SignInPerIP = 2 })
+			f := setup(t, db, func(c *accounts.Config) { c.SignInPerIP = 2 })
 			f.signUp(t, "one")
 			f.signUp(t, "two")
-			_, err := f.svc.SignUp(f.ctx, portal.SignUpInput{Name: "Three", Email: f.email("three"), Password: password})
+			_, err := f.svc.SignUp(f.ctx, accounts.SignUpInput{Name: "Three", Email: f.email("three"), Password: password})
 			requireErr(t, err, apperr.RateLimitExceeded, "Too many attempts from this address; retry after the time in the Retry-After header.")
 			require.Positive(t, apperr.From(err).RetryAfter)
 		})
@@ -338,7 +338,7 @@ func TestSignIn(t *testing.T) {
 			require.NoError(t, f.svc.Provision.SetAccountStatus(context.Background(), sess.Account.ID, store.AccountDisabled))
 			sess = f.reload(t, sess)
 			const msg = "Your account is disabled. Contact the Boxoffice team to have it reactivated."
-			_, err = f.svc.AppPage(f.ctx, sess, app.App.ID, portal.OrderQuery{})
+			_, err = f.svc.AppPage(f.ctx, sess, app.App.ID, accounts.OrderQuery{})
 			requireErr(t, err, apperr.AccountDisabled, msg)
 			_, err = f.svc.RotateKey(f.ctx, sess, app.App.ID, store.EnvTest)
 			requireErr(t, err, apperr.AccountDisabled, msg)
@@ -347,7 +347,7 @@ func TestSignIn(t *testing.T) {
 		})
 		t.Run("ErrLimitPerAccount", func(t *testing.T) {
 			t.Parallel()
-			f := setup(t, db, func(c *portal.Config) { c.SignInPerAccount = 3 })
+			f := setup(t, db, func(c *accounts.Config) { c.SignInPerAccount = 3 })
 			acc := f.signUp(t, "target")
 			for range 3 {
 				_, err := f.svc.SignIn(f.ctx, acc.Email, "guess guess guess")
@@ -366,7 +366,7 @@ func TestSignIn(t *testing.T) {
 		})
 		t.Run("ErrLimitPerIP", func(t *testing.T) {
 			t.Parallel()
-			f := setup(t, db, func(c *portal.Config) { c.SignInPerIP = 3 })
+			f := setup(t, db, func(c *accounts.Config) { c.SignInPerIP = 3 })
 			acc := f.signUp(t, "victim") // counts as one attempt from the address
 			for _, who := range []string{"a", "b"} {
 				_, err := f.svc.SignIn(f.ctx, f.email(who), password)
@@ -385,7 +385,7 @@ func TestSession(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		t.Run("ErrExpired", func(t *testing.T) {
 			t.Parallel()
-			f := setup(t, db, func(c *portal.Config) { c.SessionTTL = time.Hour })
+			f := setup(t, db, func(c *accounts.Config) { c.SessionTTL = time.Hour })
 			sess := f.partner(t, "ama")
 			f.clock.Advance(59 * time.Minute)
 			f.reload(t, sess)
@@ -433,7 +433,7 @@ func TestSession(t *testing.T) {
 			if db.Postgres() {
 				kind = "postgres"
 			}
-			f := setup(t, storetest.MustOpen(t, kind), func(c *portal.Config) { c.SessionTTL = time.Minute })
+			f := setup(t, storetest.MustOpen(t, kind), func(c *accounts.Config) { c.SessionTTL = time.Minute })
 			sess := f.partner(t, "ama")
 			f.clock.Advance(time.Hour)
 			n, err := f.svc.PurgeSessions(context.Background())
@@ -448,7 +448,9 @@ func TestSession(t *testing.T) {
 const resetRefused = "This reset link is not valid: it was used already, replaced by a newer one, has expired or was never issued. Ask the Boxoffice team for a new one."
 
 // tokenOf is the token of a reset link.
-func tokenOf(link *portal.ResetLink) string { return link.URL[strings.LastIndexByte(link.URL, '/')+1:] }
+func tokenOf(link *accounts.ResetLink) string {
+	return link.URL[strings.LastIndexByte(link.URL, '/')+1:]
+}
 
 func TestResetLink(t *testing.T) {
 	t.Parallel()
@@ -499,7 +501,7 @@ func TestResetLink(t *testing.T) {
 			f := setup(t, db)
 			acc := f.signUp(t, "twice")
 			other := f.signUp(t, "bystander")
-			var links []*portal.ResetLink
+			var links []*accounts.ResetLink
 			for _, id := range []int64{acc.ID, acc.ID, other.ID, acc.ID} {
 				link, err := f.svc.NewResetLink(context.Background(), id)
 				require.NoError(t, err)
