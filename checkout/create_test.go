@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -605,7 +603,7 @@ func TestCreate_Idempotency(t *testing.T) {
 				return highlife(b)
 			},
 			fix: func(b *lifecycleBundle) {
-				b.svc.Payments = devpay.New("http://boxoffice.test", b.db, b.clock.Now, slog.New(slog.NewTextHandler(io.Discard, nil)))
+				b.svc.Payments = devpay.New("http://boxoffice.test", b.db, b.clock.Now)
 			},
 			second: highlife},
 	}

@@ -77,7 +77,7 @@ func setupLifecycle(t *testing.T, db *store.DB) *lifecycleBundle {
 		Enqueue: func(context.Context, bun.Tx, string, bool) error { return nil }}
 	svc := &checkout.Service{DB: db, Idempotency: &idempotency.Service{DB: db, Now: clock.Now}, Webhooks: hooks,
 		Tickets:  checkouttest.NewTickets(db, clock.Now),
-		Payments: devpay.New("http://boxoffice.test", db, clock.Now, slog.New(slog.NewTextHandler(io.Discard, nil))), Now: clock.Now, Config: checkout.DefaultConfig()}
+		Payments: devpay.New("http://boxoffice.test", db, clock.Now), Now: clock.Now, Config: checkout.DefaultConfig()}
 	return &lifecycleBundle{db: db, svc: svc, clock: clock, start: start, demo: demo}
 }
 

@@ -47,7 +47,7 @@ func MustNew(tb testing.TB, db *store.DB) *Fixture {
 		Enqueue: func(context.Context, bun.Tx, string, bool) error { return nil }}
 	svc := &checkout.Service{
 		DB: db, Idempotency: &idempotency.Service{DB: db, Now: clock}, Webhooks: hooks, Tickets: NewTickets(db, clock),
-		Payments: devpay.New("http://boxoffice.test", db, clock, log), Now: clock, Config: checkout.DefaultConfig(),
+		Payments: devpay.New("http://boxoffice.test", db, clock), Now: clock, Config: checkout.DefaultConfig(),
 	}
 	return &Fixture{DB: db, Service: svc, Demo: demo, Now: now}
 }

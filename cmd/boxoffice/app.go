@@ -283,7 +283,7 @@ func (m *Main) openPayments(cfg Config) error {
 	case "":
 		return nil
 	case "dev":
-		m.devPay = devpay.New(cfg.PublicBaseURL, m.DB, m.Now, m.Log)
+		m.devPay = devpay.New(cfg.PublicBaseURL, m.DB, m.Now)
 		m.Payments = m.devPay
 		return nil
 	case "paystack":

@@ -14,6 +14,7 @@ import (
 	"github.com/boxoffice/boxoffice/apiref"
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/checkin"
+	"github.com/boxoffice/boxoffice/devpaypage"
 	"github.com/boxoffice/boxoffice/doorpage"
 	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/hosted"
@@ -69,7 +70,7 @@ func (m *Main) Handler() http.Handler {
 		rest.WriteError(w, r, m.Log, err)
 	}, Now: m.Now, Log: m.Log}).Routes(r)
 	if m.devPay != nil {
-		m.devPay.Routes(r)
+		(&devpaypage.Handler{Provider: m.devPay, Log: m.Log}).Routes(r)
 	}
 
 	// GraphQL takes both kinds of key and gives each its own fields: the

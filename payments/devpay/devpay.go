@@ -1,7 +1,7 @@
 // Package devpay is a payment provider for development: its "hosted page"
-// is served by Boxoffice itself and offers Pay and Decline, so the whole
-// live flow (checkout, hosted page, payment, confirmation, webhook) can be
-// tried on one machine without a real provider. It is used only when
+// is served by Boxoffice itself (devpaypage) and offers Pay and Decline, so
+// the whole live flow (checkout, hosted page, payment, confirmation,
+// webhook) can be tried on one machine without a real provider. It is used only when
 // PAYMENT_PROVIDER=dev is set explicitly and must never face real buyers:
 // anyone who opens its page can mark a live order paid, and no money
 // moves. Its payments live in the database (dev_payments), so a pending
@@ -10,18 +10,13 @@ package devpay
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/payments"
 	"github.com/boxoffice/boxoffice/store"
-	"github.com/boxoffice/boxoffice/webpage"
-	"github.com/go-chi/chi/v5"
 	"github.com/uptrace/bun"
 )
 
@@ -34,15 +29,14 @@ type Provider struct {
 	base string
 	db   *store.DB
 	now  func() time.Time
-	log  *slog.Logger
 	// Confirm receives each outcome, as a real provider's callback would.
 	Confirm func(ctx context.Context, st *payments.Status) error
 }
 
 // New returns the provider; base is PUBLIC_BASE_URL, and payments are kept
 // in db.
-func New(base string, db *store.DB, now func() time.Time, log *slog.Logger) *Provider {
-	return &Provider{base: strings.TrimRight(base, "/"), db: db, now: now, log: log}
+func New(base string, db *store.DB, now func() time.Time) *Provider {
+	return &Provider{base: strings.TrimRight(base, "/"), db: db, now: now}
 }
 
 // Name implements payments.Provider.
@@ -84,6 +78,7 @@ func (p *Provider) row(r payments.Request, now time.Time) store.DevPayment {
 		CallbackURL: r.CallbackURL, State: string(payments.Pending), CreatedAt: now, UpdatedAt: now}
 }
 
+// payment sends the buyer to the provider's page, which devpaypage serves.
 func (p *Provider) payment(r payments.Request) *payments.Payment {
 	return &payments.Payment{Reference: r.Reference, RedirectURL: p.base + "/dev-pay/" + r.Reference}
 }
@@ -107,96 +102,26 @@ func (p *Provider) ParseCallback(http.Header, []byte) (*payments.Status, error) 
 	return nil, payments.ErrForged
 }
 
-// Routes serves the provider's page at /dev-pay/{reference}. Its forms
-// refuse posts from other sites: otherwise any page a developer visits
-// could mark their live orders paid.
-func (p *Provider) Routes(r chi.Router) {
-	r.Get("/dev-pay/{reference}", p.page)
-	r.With(webpage.RefuseCrossSite).Post("/dev-pay/{reference}", p.decide)
+// Payment returns the payment of ref, for its page.
+// Errors: store.ErrNotFound.
+func (p *Provider) Payment(ctx context.Context, ref string) (*store.DevPayment, error) {
+	return store.DevPaymentByReference(ctx, p.db, ref)
 }
 
-var page = webpage.NewPage("devpay", `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>Development payment</title><link rel="icon" href="data:,">
-<style>body{font:16px/1.5 system-ui,sans-serif;background:#f1f3f8;color:#1d2330;margin:0}
-main{max-width:26rem;margin:3rem auto;background:#fff;border-radius:14px;padding:1.5rem;border:1px solid #e3e6ee}
-.note{background:#fff4d6;color:#8a5a00;padding:.5rem .75rem;border-radius:8px;font-size:.9rem}
-button{width:100%;padding:.8rem;font:inherit;font-weight:600;border-radius:10px;border:1px solid #d0d5df;margin-top:.75rem;cursor:pointer;background:#fff}
-button.pay{background:#137a4b;color:#fff;border-color:#137a4b}</style></head>
-<body><main><p class="note">Development payment provider — no money moves. Never used in production.</p>
-<h1>Pay {{.Currency}} {{.Amount}}</h1><p>Order {{.Reference}}</p>
-{{if .Pending}}
-<form method="post"><button class="pay" name="outcome" value="pay">Pay</button></form>
-<form method="post"><button name="outcome" value="decline">Decline</button></form>
-{{else}}
-<p>This payment is {{.State}}. <a href="{{.Back}}">Back to the checkout</a>.</p>
-{{end}}
-</main></body></html>`, "img-src data:")
-
-// load returns the payment of the request's reference, or answers 404.
-func (p *Provider) load(w http.ResponseWriter, r *http.Request) (*store.DevPayment, bool) {
-	ref := chi.URLParam(r, "reference")
-	// A payment's reference is its order's: anything else is a 404 without
-	// a query.
-	if !store.PlausibleReference(ref) {
-		webpage.NotFound(w, "There is no development payment with this reference.")
-		return nil, false
-	}
-	dp, err := store.DevPaymentByReference(r.Context(), p.db, ref)
-	if errors.Is(err, store.ErrNotFound) {
-		webpage.NotFound(w, "There is no development payment with this reference.")
-		return nil, false
-	}
+// Decide applies the buyer's Pay (payments.Paid) or Decline
+// (payments.Declined) to the payment of ref once: a later decision, from
+// its page or another instance's, changes nothing. A payment that is
+// decided is confirmed with Confirm as a provider's callback would, and
+// Decide returns it as it stands.
+func (p *Provider) Decide(ctx context.Context, ref string, to payments.State) (*store.DevPayment, error) {
+	dp, err := store.DecideDevPayment(ctx, p.db, ref, string(to), p.now())
 	if err != nil {
-		webpage.Fail(w, r, p.log, "development payment", err)
-		return nil, false
-	}
-	return dp, true
-}
-
-func (p *Provider) page(w http.ResponseWriter, r *http.Request) {
-	dp, ok := p.load(w, r)
-	if !ok {
-		return
-	}
-	err := page.Render(w, http.StatusOK, map[string]any{
-		"Reference": dp.Reference, "Currency": dp.Currency, "Amount": catalog.FormatAmount(dp.Amount),
-		"Pending": dp.State == string(payments.Pending), "State": dp.State, "Back": dp.CallbackURL,
-	}, webpage.FormAction(dp.CallbackURL))
-	if err != nil {
-		p.log.ErrorContext(r.Context(), "development payment page", "error", err)
-	}
-}
-
-// decide applies Pay or Decline once (a later decision, from this page or
-// another instance's, changes nothing), confirms the outcome with checkout
-// as a provider's callback would, and returns the buyer to the service.
-func (p *Provider) decide(w http.ResponseWriter, r *http.Request) {
-	dp, ok := p.load(w, r)
-	if !ok {
-		return
-	}
-	var to payments.State
-	switch r.PostFormValue("outcome") {
-	case "pay":
-		to = payments.Paid
-	case "decline":
-		to = payments.Declined
-	default:
-		webpage.Message(w, http.StatusBadRequest, "Choose Pay or Decline", "Choose one of the buttons on the development payment page.")
-		return
-	}
-	dp, err := store.DecideDevPayment(r.Context(), p.db, dp.Reference, string(to), p.now())
-	if err != nil {
-		webpage.Fail(w, r, p.log, "development payment", err)
-		return
+		return nil, err
 	}
 	if p.Confirm != nil && dp.State != string(payments.Pending) {
-		if err := p.Confirm(r.Context(), status(dp)); err != nil {
-			webpage.Fail(w, r, p.log, "development payment confirmation", err)
-			return
+		if err := p.Confirm(ctx, status(dp)); err != nil {
+			return nil, fmt.Errorf("devpay: confirming payment %s: %w", ref, err)
 		}
 	}
-	http.Redirect(w, r, dp.CallbackURL, http.StatusSeeOther)
+	return dp, nil
 }
