@@ -2,9 +2,10 @@
 // repository: every link in README.md and docs/ resolves to a file (and
 // heading) inside it, examples/catalog.json imports, the webhook
 // verification snippets of webhooks.md accept a delivery signed by the
-// webhook service and refuse tampered ones, and the configuration table of
+// webhook service and refuse tampered ones, the configuration table of
 // operator.md names exactly the environment variables the binary reads
-// (config_test.go).
+// (config_test.go), and the packages that hold the rules import no page and
+// no API layer, as architecture.md says (imports_test.go).
 package docs_test
 
 import (
