@@ -385,14 +385,14 @@ func TestPay(t *testing.T) {
 			headers []string
 			want    int
 		}{
-			{"ErrSecFetchSiteCrossSite", []string{"Sec-Fetch-Site", "cross-site"}, http.StatusForbidden},
-			{"ErrSecFetchSiteSameSite", []string{"Sec-Fetch-Site", "same-site"}, http.StatusForbidden},
+			{"ErrCrossSite", []string{"Sec-Fetch-Site", "cross-site"}, http.StatusForbidden},
+			{"ErrSameSite", []string{"Sec-Fetch-Site", "same-site"}, http.StatusForbidden},
 			{"ErrForeignOrigin", []string{"Origin", "https://attacker.example"}, http.StatusForbidden},
 			{"ErrNullOrigin", []string{"Origin", "null"}, http.StatusForbidden},
 			{"OKSameOrigin", []string{"Sec-Fetch-Site", "same-origin", "Origin", b.srv.URL}, http.StatusSeeOther},
 			{"OKOriginOnly", []string{"Origin", b.srv.URL}, http.StatusSeeOther},
 		} {
-			t.Run("CrossSite"+tt.name, func(t *testing.T) {
+			t.Run(tt.name, func(t *testing.T) {
 				o := b.pending(t, store.EnvLive)
 				a := b.post(t, "/checkout/"+o.Reference+"/pay", url.Values{}, tt.headers...)
 				if tt.want == http.StatusForbidden {
