@@ -5,6 +5,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/checkin"
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/graph/model"
@@ -101,7 +102,7 @@ func (r *queryResolver) EventDate(ctx context.Context, id int) (*model.EventDate
 	return d, r.prefetchDate(ctx, d, graphql.GetFieldContext(ctx).Field.Selections)
 }
 
-func (r *queryResolver) Order(ctx context.Context, reference string) (*model.Order, error) {
+func (r *queryResolver) Order(ctx context.Context, reference string) (*checkout.OrderView, error) {
 	return r.Resolver.Order(ctx, reference)
 }
 
@@ -115,12 +116,11 @@ func (r *queryResolver) OrderChanges(ctx context.Context, since *string, first *
 	return p, orderArgPaths(err)
 }
 
-func (r *queryResolver) CheckInStats(ctx context.Context, eventDateID int) (*model.CheckInStats, error) {
-	st, err := r.Resolver.CheckInStats(ctx, int64(eventDateID))
-	return toCheckInStats(st), err
+func (r *queryResolver) CheckInStats(ctx context.Context, eventDateID int) (*checkin.Stats, error) {
+	return r.Resolver.CheckInStats(ctx, int64(eventDateID))
 }
 
-func (r *subscriptionResolver) OrderUpdated(ctx context.Context, reference string) (<-chan *model.Order, error) {
+func (r *subscriptionResolver) OrderUpdated(ctx context.Context, reference string) (<-chan *checkout.OrderView, error) {
 	return r.Resolver.OrderUpdated(ctx, reference)
 }
 
@@ -128,7 +128,7 @@ func (r *subscriptionResolver) AvailabilityChanged(ctx context.Context, eventDat
 	return r.Resolver.AvailabilityChanged(ctx, int64(eventDateID))
 }
 
-func (r *subscriptionResolver) CheckIns(ctx context.Context, eventDateID int) (<-chan *model.CheckIn, error) {
+func (r *subscriptionResolver) CheckIns(ctx context.Context, eventDateID int) (<-chan *checkin.View, error) {
 	return r.Resolver.CheckInFeed(ctx, int64(eventDateID))
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph/model"
 )
 
@@ -24,7 +25,7 @@ func checkoutPayload(sess *model.CheckoutSession, replayed bool, err error) (*mo
 
 // expirePayload is the answer of Mutation.expireCheckoutSession: the
 // order, or the refusal as user errors (top-level refusals as the error).
-func expirePayload(o *model.Order, err error) (*model.ExpireCheckoutSessionPayload, error) {
+func expirePayload(o *checkout.OrderView, err error) (*model.ExpireCheckoutSessionPayload, error) {
 	if err == nil {
 		return &model.ExpireCheckoutSessionPayload{Order: o, UserErrors: []*model.UserError{}}, nil
 	}
