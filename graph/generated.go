@@ -31,6 +31,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	CheckoutSession() CheckoutSessionResolver
 	Event() EventResolver
 	EventDate() EventDateResolver
 	Mutation() MutationResolver
@@ -338,6 +339,9 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type CheckoutSessionResolver interface {
+	TotalMoney(ctx context.Context, obj *checkout.Session) (*model.Money, error)
+}
 type EventResolver interface {
 	Dates(ctx context.Context, obj *model.Event, includePast *bool) ([]*model.EventDate, error)
 }
@@ -4105,28 +4109,28 @@ func (ec *executionContext) fieldContext_CheckInStats_rejectedScans(_ context.Co
 	return graphql.NewScalarFieldContext("CheckInStats", field, false, false, errNoChildren7)
 }
 
-func (ec *executionContext) _CheckoutSession_orderReference(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_orderReference(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.OrderReference)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_orderReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _CheckoutSession_checkoutUrl(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_checkoutUrl(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
 	return optString(obj.CheckoutURL)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_checkoutUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _CheckoutSession_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_expiresAt(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
 	return optString(obj.ExpiresAt)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren5)
 }
 
-func (ec *executionContext) _CheckoutSession_status(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_status(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4149,7 +4153,7 @@ func (ec *executionContext) fieldContext_CheckoutSession_status(_ context.Contex
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren8)
 }
 
-func (ec *executionContext) _CheckoutSession_environment(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_environment(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4172,21 +4176,21 @@ func (ec *executionContext) fieldContext_CheckoutSession_environment(_ context.C
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren9)
 }
 
-func (ec *executionContext) _CheckoutSession_requiresPayment(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_requiresPayment(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
 	return (*boolValue)(&obj.RequiresPayment)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_requiresPayment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren6)
 }
 
-func (ec *executionContext) _CheckoutSession_totalAmount(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_totalAmount(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
 	return optString(obj.TotalAmount)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _CheckoutSession_totalMoney(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_totalMoney(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4195,7 +4199,7 @@ func (ec *executionContext) _CheckoutSession_totalMoney(ctx context.Context, fie
 			return ec.fieldContext_CheckoutSession_totalMoney(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.TotalMoney(), nil
+			return ec.Resolvers.CheckoutSession().TotalMoney(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
@@ -4210,7 +4214,7 @@ func (ec *executionContext) fieldContext_CheckoutSession_totalMoney(_ context.Co
 		Object:     "CheckoutSession",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: false,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Money(ctx, field)
 		},
@@ -4218,7 +4222,7 @@ func (ec *executionContext) fieldContext_CheckoutSession_totalMoney(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _CheckoutSession_paymentReference(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_paymentReference(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
 	return optString(obj.PaymentReference)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_paymentReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4237,8 +4241,8 @@ func (ec *executionContext) _CreateCheckoutSessionPayload_checkoutSession(ctx co
 			return obj.CheckoutSession, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.CheckoutSession) graphql.Marshaler {
-			return ec.marshalOCheckoutSession2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckoutSession(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Session) graphql.Marshaler {
+			return ec.marshalOCheckoutSession2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐSession(ctx, selections, v)
 		},
 		true,
 		false,
@@ -8295,7 +8299,7 @@ func (ec *executionContext) _CheckInStats(ctx context.Context, sel ast.Selection
 
 var checkoutSessionImplementors = []string{"CheckoutSession"}
 
-func (ec *executionContext) _CheckoutSession(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutSession) graphql.Marshaler {
+func (ec *executionContext) _CheckoutSession(ctx context.Context, sel ast.SelectionSet, obj *checkout.Session) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, checkoutSessionImplementors)
 
 	answer := newObjectFields(fields)
@@ -8309,47 +8313,94 @@ func (ec *executionContext) _CheckoutSession(ctx context.Context, sel ast.Select
 		case "orderReference":
 			out.Values[i] = ec._CheckoutSession_orderReference(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "checkoutUrl":
 			out.Values[i] = ec._CheckoutSession_checkoutUrl(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "expiresAt":
 			out.Values[i] = ec._CheckoutSession_expiresAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._CheckoutSession_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "environment":
 			out.Values[i] = ec._CheckoutSession_environment(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "requiresPayment":
 			out.Values[i] = ec._CheckoutSession_requiresPayment(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "totalAmount":
 			out.Values[i] = ec._CheckoutSession_totalAmount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "totalMoney":
-			out.Values[i] = ec._CheckoutSession_totalMoney(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+			field := field
+
+			if field.IsDeferred() {
+				innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+					ctx = deferredField{ctx}
+					defer func() {
+						if r := recover(); r != nil {
+							ec.Error(ctx, ec.Recover(ctx, r))
+						}
+					}()
+					res = ec._CheckoutSession_totalMoney(ctx, field, obj)
+					if res == graphql.RequiredNull {
+						atomic.AddUint32(&fs.Invalids, 1)
+					}
+					return res
+				}
+				if deferredFieldSet == nil {
+					deferredFieldSet, deferLabelToView = graphql.NewFieldSet(nil), map[string]*graphql.FieldSetView{}
+				}
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
 			}
+
+			out.Values[i] = func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CheckoutSession_totalMoney(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}(ctx, out)
 		case "paymentReference":
 			out.Values[i] = ec._CheckoutSession_paymentReference(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -11708,7 +11759,7 @@ func (ec *executionContext) unmarshalOCheckoutItemInput2ᚖgithubᚗcomᚋboxoff
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOCheckoutSession2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckoutSession(ctx context.Context, sel ast.SelectionSet, v *model.CheckoutSession) graphql.Marshaler {
+func (ec *executionContext) marshalOCheckoutSession2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐSession(ctx context.Context, sel ast.SelectionSet, v *checkout.Session) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

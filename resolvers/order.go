@@ -43,13 +43,12 @@ func (r *Resolver) Order(ctx context.Context, reference string) (*checkout.Order
 // its input before the resolver runs, so it has none). replayed reports
 // that the answer, session or refusal, is the one saved for the key.
 // Errors: unauthorized, and those of checkout.Service.Create.
-func (r *Resolver) CreateCheckoutSession(ctx context.Context, key string, in *model.CheckoutRequest, problems apperr.Details) (sess *model.CheckoutSession, replayed bool, err error) {
+func (r *Resolver) CreateCheckoutSession(ctx context.Context, key string, in *model.CheckoutRequest, problems apperr.Details) (sess *checkout.Session, replayed bool, err error) {
 	c, err := caller(ctx)
 	if err != nil {
 		return nil, false, err
 	}
-	s, replayed, err := r.Checkout.Create(ctx, c, checkout.Request{Key: key, Input: toCheckoutInput(in), Problems: problems})
-	return toCheckoutSession(s), replayed, err
+	return r.Checkout.Create(ctx, c, checkout.Request{Key: key, Input: toCheckoutInput(in), Problems: problems})
 }
 
 // toCheckoutInput converts the API's checkout request into checkout's,
@@ -74,18 +73,6 @@ func toCheckoutInput(in *model.CheckoutRequest) *checkout.Input {
 		out.Customer = &checkout.Customer{Name: in.Customer.Name, Email: in.Customer.Email, Phone: in.Customer.Phone}
 	}
 	return out
-}
-
-// toCheckoutSession converts a checkout session into the API's.
-func toCheckoutSession(s *checkout.Session) *model.CheckoutSession {
-	if s == nil {
-		return nil
-	}
-	return &model.CheckoutSession{
-		OrderReference: s.OrderReference, CheckoutURL: s.CheckoutURL, ExpiresAt: s.ExpiresAt,
-		Status: s.Status, Environment: s.Environment, RequiresPayment: s.RequiresPayment,
-		TotalAmount: s.TotalAmount, PaymentReference: s.PaymentReference, Currency: s.Currency,
-	}
 }
 
 // Orders is GET /api/v1/orders and Query.orders: a page of the calling

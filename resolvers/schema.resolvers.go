@@ -11,6 +11,10 @@ import (
 	"github.com/boxoffice/boxoffice/graph/model"
 )
 
+func (r *checkoutSessionResolver) TotalMoney(ctx context.Context, obj *checkout.Session) (*model.Money, error) {
+	return model.NewMoney(obj.TotalAmount, obj.Currency), nil
+}
+
 func (r *eventResolver) Dates(ctx context.Context, obj *model.Event, includePast *bool) ([]*model.EventDate, error) {
 	return r.Resolver.Dates(ctx, obj, deref(includePast))
 }
@@ -132,6 +136,10 @@ func (r *subscriptionResolver) CheckIns(ctx context.Context, eventDateID int) (<
 	return r.Resolver.CheckInFeed(ctx, int64(eventDateID))
 }
 
+func (r *Resolver) CheckoutSession() graph.CheckoutSessionResolver {
+	return &checkoutSessionResolver{r}
+}
+
 func (r *Resolver) Event() graph.EventResolver { return &eventResolver{r} }
 
 func (r *Resolver) EventDate() graph.EventDateResolver { return &eventDateResolver{r} }
@@ -143,9 +151,10 @@ func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
 
 type (
-	eventResolver        struct{ *Resolver }
-	eventDateResolver    struct{ *Resolver }
-	mutationResolver     struct{ *Resolver }
-	queryResolver        struct{ *Resolver }
-	subscriptionResolver struct{ *Resolver }
+	checkoutSessionResolver struct{ *Resolver }
+	eventResolver           struct{ *Resolver }
+	eventDateResolver       struct{ *Resolver }
+	mutationResolver        struct{ *Resolver }
+	queryResolver           struct{ *Resolver }
+	subscriptionResolver    struct{ *Resolver }
 )

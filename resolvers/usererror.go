@@ -12,7 +12,7 @@ import (
 // checkoutPayload is the answer of Mutation.createCheckoutSession: the
 // session, or the refusal as user errors. Refusals that are not about the
 // input (topLevel) are returned as the error, for the top-level errors list.
-func checkoutPayload(sess *model.CheckoutSession, replayed bool, err error) (*model.CreateCheckoutSessionPayload, error) {
+func checkoutPayload(sess *checkout.Session, replayed bool, err error) (*model.CreateCheckoutSessionPayload, error) {
 	if err == nil {
 		return &model.CreateCheckoutSessionPayload{CheckoutSession: sess, Replayed: replayed, UserErrors: []*model.UserError{}}, nil
 	}

@@ -41,8 +41,8 @@ func (h *Handler) createCheckoutSession(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	writeJSON(w, http.StatusCreated, struct {
-		Data *model.CheckoutSession `json:"data"`
-		Meta statusMeta             `json:"meta"`
+		Data *checkout.Session `json:"data"`
+		Meta statusMeta        `json:"meta"`
 	}{sess, statusMeta{http.StatusCreated}})
 }
 

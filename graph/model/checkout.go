@@ -10,8 +10,8 @@ type Money struct {
 	Currency string `json:"currency"`
 }
 
-// money returns the Money of a decimal amount, or nil for a nil amount.
-func money(amount *string, currency string) *Money {
+// NewMoney returns the Money of a decimal amount, or nil for a nil amount.
+func NewMoney(amount *string, currency string) *Money {
 	if amount == nil {
 		return nil
 	}
@@ -58,7 +58,7 @@ type CustomerInput struct {
 // CreateCheckoutSessionPayload is what createCheckoutSession answers when it
 // ran: the session, or the refusals as user errors.
 type CreateCheckoutSessionPayload struct {
-	CheckoutSession *CheckoutSession
+	CheckoutSession *checkout.Session
 	Replayed        bool
 	UserErrors      []*UserError
 }
@@ -69,24 +69,6 @@ type UserError struct {
 	Field   []string
 	Message string
 }
-
-// CheckoutSession is spec section 2.4: the answer to a checkout request.
-type CheckoutSession struct {
-	OrderReference   string  `json:"order_reference"`
-	CheckoutURL      *string `json:"checkout_url"`
-	ExpiresAt        *string `json:"expires_at"`
-	Status           string  `json:"status"`
-	Environment      string  `json:"environment"`
-	RequiresPayment  bool    `json:"requires_payment"`
-	TotalAmount      *string `json:"total_amount"`
-	PaymentReference *string `json:"payment_reference"`
-	// Currency is the ISO 4217 code of TotalAmount; the contract's session
-	// does not show it, GraphQL's totalMoney does.
-	Currency string `json:"-"`
-}
-
-// TotalMoney is CheckoutSession.totalMoney: TotalAmount with its currency.
-func (s *CheckoutSession) TotalMoney() *Money { return money(s.TotalAmount, s.Currency) }
 
 // OrderConnection is a page of the order list (GET /api/v1/orders and
 // Query.orders).
