@@ -13,7 +13,7 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// statusCodes are the numeric order statuses the API's status_code shows
+// statusCodes are the numeric order statuses, an order's status_code
 // (docs/api.md, "Orders and their states").
 var statusCodes = map[string]int{
 	store.OrderUnknown: 0, store.OrderPending: 1, store.OrderPaid: 2,
@@ -79,8 +79,10 @@ func (s *Service) OrderView(ctx context.Context, c Caller, ref string) (*OrderVi
 }
 
 // OrderView is the Order of spec section 2.5 with fulfilment.md's
-// additions: what both APIs and every order webhook show. Both APIs show
-// it as graph/model's Order, converted from this one.
+// additions: what both APIs and every order webhook show. REST and the
+// webhooks write its JSON and GraphQL's Order is bound to it (gqlgen.yml),
+// so a new field is written once, here (and named in schema.graphql for
+// GraphQL to show it).
 type OrderView struct {
 	Reference        string  `json:"reference"`
 	Status           string  `json:"status"`

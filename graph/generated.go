@@ -13,7 +13,10 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
+	"github.com/boxoffice/boxoffice/checkin"
+	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph/model"
+	"github.com/boxoffice/boxoffice/tickets"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -28,6 +31,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	CheckoutSession() CheckoutSessionResolver
 	Event() EventResolver
 	EventDate() EventDateResolver
 	Mutation() MutationResolver
@@ -335,6 +339,9 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type CheckoutSessionResolver interface {
+	TotalMoney(ctx context.Context, obj *checkout.Session) (*model.Money, error)
+}
 type EventResolver interface {
 	Dates(ctx context.Context, obj *model.Event, includePast *bool) ([]*model.EventDate, error)
 }
@@ -353,15 +360,15 @@ type QueryResolver interface {
 	EventBySlug(ctx context.Context, slug string) (*model.Event, error)
 	Event(ctx context.Context, id int) (*model.Event, error)
 	EventDate(ctx context.Context, id int) (*model.EventDate, error)
-	Order(ctx context.Context, reference string) (*model.Order, error)
+	Order(ctx context.Context, reference string) (*checkout.OrderView, error)
 	Orders(ctx context.Context, filter *model.OrderFilter, first *int, after *string) (*model.OrderConnection, error)
 	OrderChanges(ctx context.Context, since *string, first *int) (*model.OrderChangePage, error)
-	CheckInStats(ctx context.Context, eventDateID int) (*model.CheckInStats, error)
+	CheckInStats(ctx context.Context, eventDateID int) (*checkin.Stats, error)
 }
 type SubscriptionResolver interface {
-	OrderUpdated(ctx context.Context, reference string) (<-chan *model.Order, error)
+	OrderUpdated(ctx context.Context, reference string) (<-chan *checkout.OrderView, error)
 	AvailabilityChanged(ctx context.Context, eventDateID int) (<-chan *model.DateAvailability, error)
-	CheckIns(ctx context.Context, eventDateID int) (<-chan *model.CheckIn, error)
+	CheckIns(ctx context.Context, eventDateID int) (<-chan *checkin.View, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -3812,7 +3819,7 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 
 // region    **************************** field.gotpl *****************************
 
-func (ec *executionContext) _CheckIn_id(ctx context.Context, field graphql.CollectedField, obj *model.CheckIn) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckIn_id(ctx context.Context, field graphql.CollectedField, obj *checkin.View) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3835,7 +3842,7 @@ func (ec *executionContext) fieldContext_CheckIn_id(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("CheckIn", field, false, false, errNoChildren0)
 }
 
-func (ec *executionContext) _CheckIn_result(ctx context.Context, field graphql.CollectedField, obj *model.CheckIn) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckIn_result(ctx context.Context, field graphql.CollectedField, obj *checkin.View) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3858,7 +3865,7 @@ func (ec *executionContext) fieldContext_CheckIn_result(_ context.Context, field
 	return graphql.NewScalarFieldContext("CheckIn", field, false, false, errNoChildren1)
 }
 
-func (ec *executionContext) _CheckIn_reason(ctx context.Context, field graphql.CollectedField, obj *model.CheckIn) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckIn_reason(ctx context.Context, field graphql.CollectedField, obj *checkin.View) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3881,7 +3888,7 @@ func (ec *executionContext) fieldContext_CheckIn_reason(_ context.Context, field
 	return graphql.NewScalarFieldContext("CheckIn", field, false, false, errNoChildren2)
 }
 
-func (ec *executionContext) _CheckIn_direction(ctx context.Context, field graphql.CollectedField, obj *model.CheckIn) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckIn_direction(ctx context.Context, field graphql.CollectedField, obj *checkin.View) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3904,21 +3911,21 @@ func (ec *executionContext) fieldContext_CheckIn_direction(_ context.Context, fi
 	return graphql.NewScalarFieldContext("CheckIn", field, false, false, errNoChildren3)
 }
 
-func (ec *executionContext) _CheckIn_gate(ctx context.Context, field graphql.CollectedField, obj *model.CheckIn) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckIn_gate(ctx context.Context, field graphql.CollectedField, obj *checkin.View) (ret graphql.Marshaler) {
 	return optString(obj.Gate)
 }
 func (ec *executionContext) fieldContext_CheckIn_gate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckIn", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _CheckIn_scannedAt(ctx context.Context, field graphql.CollectedField, obj *model.CheckIn) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckIn_scannedAt(ctx context.Context, field graphql.CollectedField, obj *checkin.View) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.ScannedAt)
 }
 func (ec *executionContext) fieldContext_CheckIn_scannedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckIn", field, false, false, errNoChildren5)
 }
 
-func (ec *executionContext) _CheckIn_ticket(ctx context.Context, field graphql.CollectedField, obj *model.CheckIn) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckIn_ticket(ctx context.Context, field graphql.CollectedField, obj *checkin.View) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3930,8 +3937,8 @@ func (ec *executionContext) _CheckIn_ticket(ctx context.Context, field graphql.C
 			return obj.Ticket, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.IssuedTicket) graphql.Marshaler {
-			return ec.marshalOIssuedTicket2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐIssuedTicket(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *tickets.View) graphql.Marshaler {
+			return ec.marshalOIssuedTicket2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋticketsᚐView(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3950,7 +3957,7 @@ func (ec *executionContext) fieldContext_CheckIn_ticket(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _CheckIn_previous(ctx context.Context, field graphql.CollectedField, obj *model.CheckIn) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckIn_previous(ctx context.Context, field graphql.CollectedField, obj *checkin.View) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3962,8 +3969,8 @@ func (ec *executionContext) _CheckIn_previous(ctx context.Context, field graphql
 			return obj.Previous, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.CheckInPrevious) graphql.Marshaler {
-			return ec.marshalOCheckInPrevious2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckInPrevious(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *checkin.Previous) graphql.Marshaler {
+			return ec.marshalOCheckInPrevious2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckinᚐPrevious(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3994,8 +4001,8 @@ func (ec *executionContext) _CheckInPayload_checkIn(ctx context.Context, field g
 			return obj.CheckIn, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.CheckIn) graphql.Marshaler {
-			return ec.marshalOCheckIn2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckIn(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *checkin.View) graphql.Marshaler {
+			return ec.marshalOCheckIn2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckinᚐView(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4053,77 +4060,77 @@ func (ec *executionContext) fieldContext_CheckInPayload_userErrors(_ context.Con
 	return fc, nil
 }
 
-func (ec *executionContext) _CheckInPrevious_scannedAt(ctx context.Context, field graphql.CollectedField, obj *model.CheckInPrevious) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckInPrevious_scannedAt(ctx context.Context, field graphql.CollectedField, obj *checkin.Previous) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.ScannedAt)
 }
 func (ec *executionContext) fieldContext_CheckInPrevious_scannedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckInPrevious", field, false, false, errNoChildren5)
 }
 
-func (ec *executionContext) _CheckInPrevious_gate(ctx context.Context, field graphql.CollectedField, obj *model.CheckInPrevious) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckInPrevious_gate(ctx context.Context, field graphql.CollectedField, obj *checkin.Previous) (ret graphql.Marshaler) {
 	return optString(obj.Gate)
 }
 func (ec *executionContext) fieldContext_CheckInPrevious_gate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckInPrevious", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _CheckInStats_eventdateId(ctx context.Context, field graphql.CollectedField, obj *model.CheckInStats) (ret graphql.Marshaler) {
-	return (*intValue)(&obj.EventdateID)
+func (ec *executionContext) _CheckInStats_eventdateId(ctx context.Context, field graphql.CollectedField, obj *checkin.Stats) (ret graphql.Marshaler) {
+	return (*int64Value)(&obj.EventdateID)
 }
 func (ec *executionContext) fieldContext_CheckInStats_eventdateId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckInStats", field, false, false, errNoChildren7)
 }
 
-func (ec *executionContext) _CheckInStats_issued(ctx context.Context, field graphql.CollectedField, obj *model.CheckInStats) (ret graphql.Marshaler) {
-	return (*intValue)(&obj.Issued)
+func (ec *executionContext) _CheckInStats_issued(ctx context.Context, field graphql.CollectedField, obj *checkin.Stats) (ret graphql.Marshaler) {
+	return (*int64Value)(&obj.Issued)
 }
 func (ec *executionContext) fieldContext_CheckInStats_issued(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckInStats", field, false, false, errNoChildren7)
 }
 
-func (ec *executionContext) _CheckInStats_checkedIn(ctx context.Context, field graphql.CollectedField, obj *model.CheckInStats) (ret graphql.Marshaler) {
-	return (*intValue)(&obj.CheckedIn)
+func (ec *executionContext) _CheckInStats_checkedIn(ctx context.Context, field graphql.CollectedField, obj *checkin.Stats) (ret graphql.Marshaler) {
+	return (*int64Value)(&obj.CheckedIn)
 }
 func (ec *executionContext) fieldContext_CheckInStats_checkedIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckInStats", field, false, false, errNoChildren7)
 }
 
-func (ec *executionContext) _CheckInStats_inside(ctx context.Context, field graphql.CollectedField, obj *model.CheckInStats) (ret graphql.Marshaler) {
-	return (*intValue)(&obj.Inside)
+func (ec *executionContext) _CheckInStats_inside(ctx context.Context, field graphql.CollectedField, obj *checkin.Stats) (ret graphql.Marshaler) {
+	return (*int64Value)(&obj.Inside)
 }
 func (ec *executionContext) fieldContext_CheckInStats_inside(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckInStats", field, false, false, errNoChildren7)
 }
 
-func (ec *executionContext) _CheckInStats_rejectedScans(ctx context.Context, field graphql.CollectedField, obj *model.CheckInStats) (ret graphql.Marshaler) {
-	return (*intValue)(&obj.RejectedScans)
+func (ec *executionContext) _CheckInStats_rejectedScans(ctx context.Context, field graphql.CollectedField, obj *checkin.Stats) (ret graphql.Marshaler) {
+	return (*int64Value)(&obj.RejectedScans)
 }
 func (ec *executionContext) fieldContext_CheckInStats_rejectedScans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckInStats", field, false, false, errNoChildren7)
 }
 
-func (ec *executionContext) _CheckoutSession_orderReference(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_orderReference(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.OrderReference)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_orderReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _CheckoutSession_checkoutUrl(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_checkoutUrl(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
 	return optString(obj.CheckoutURL)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_checkoutUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _CheckoutSession_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_expiresAt(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
 	return optString(obj.ExpiresAt)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren5)
 }
 
-func (ec *executionContext) _CheckoutSession_status(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_status(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4146,7 +4153,7 @@ func (ec *executionContext) fieldContext_CheckoutSession_status(_ context.Contex
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren8)
 }
 
-func (ec *executionContext) _CheckoutSession_environment(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_environment(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4169,21 +4176,21 @@ func (ec *executionContext) fieldContext_CheckoutSession_environment(_ context.C
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren9)
 }
 
-func (ec *executionContext) _CheckoutSession_requiresPayment(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_requiresPayment(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
 	return (*boolValue)(&obj.RequiresPayment)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_requiresPayment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren6)
 }
 
-func (ec *executionContext) _CheckoutSession_totalAmount(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_totalAmount(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
 	return optString(obj.TotalAmount)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _CheckoutSession_totalMoney(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_totalMoney(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4192,7 +4199,7 @@ func (ec *executionContext) _CheckoutSession_totalMoney(ctx context.Context, fie
 			return ec.fieldContext_CheckoutSession_totalMoney(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.TotalMoney(), nil
+			return ec.Resolvers.CheckoutSession().TotalMoney(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
@@ -4207,7 +4214,7 @@ func (ec *executionContext) fieldContext_CheckoutSession_totalMoney(_ context.Co
 		Object:     "CheckoutSession",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: false,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Money(ctx, field)
 		},
@@ -4215,7 +4222,7 @@ func (ec *executionContext) fieldContext_CheckoutSession_totalMoney(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _CheckoutSession_paymentReference(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
+func (ec *executionContext) _CheckoutSession_paymentReference(ctx context.Context, field graphql.CollectedField, obj *checkout.Session) (ret graphql.Marshaler) {
 	return optString(obj.PaymentReference)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_paymentReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4234,8 +4241,8 @@ func (ec *executionContext) _CreateCheckoutSessionPayload_checkoutSession(ctx co
 			return obj.CheckoutSession, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.CheckoutSession) graphql.Marshaler {
-			return ec.marshalOCheckoutSession2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckoutSession(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Session) graphql.Marshaler {
+			return ec.marshalOCheckoutSession2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐSession(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4966,8 +4973,8 @@ func (ec *executionContext) _ExpireCheckoutSessionPayload_order(ctx context.Cont
 			return obj.Order, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Order) graphql.Marshaler {
-			return ec.marshalOOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrder(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *checkout.OrderView) graphql.Marshaler {
+			return ec.marshalOOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐOrderView(ctx, selections, v)
 		},
 		true,
 		false,
@@ -5018,7 +5025,7 @@ func (ec *executionContext) fieldContext_ExpireCheckoutSessionPayload_userErrors
 	return fc, nil
 }
 
-func (ec *executionContext) _IssuedTicket_id(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
+func (ec *executionContext) _IssuedTicket_id(ctx context.Context, field graphql.CollectedField, obj *tickets.View) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5041,63 +5048,63 @@ func (ec *executionContext) fieldContext_IssuedTicket_id(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren0)
 }
 
-func (ec *executionContext) _IssuedTicket_code(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
+func (ec *executionContext) _IssuedTicket_code(ctx context.Context, field graphql.CollectedField, obj *tickets.View) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Code)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _IssuedTicket_orderReference(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
+func (ec *executionContext) _IssuedTicket_orderReference(ctx context.Context, field graphql.CollectedField, obj *tickets.View) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.OrderReference)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_orderReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _IssuedTicket_ticketId(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
-	return (*intValue)(&obj.TicketID)
+func (ec *executionContext) _IssuedTicket_ticketId(ctx context.Context, field graphql.CollectedField, obj *tickets.View) (ret graphql.Marshaler) {
+	return (*int64Value)(&obj.TicketID)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_ticketId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren7)
 }
 
-func (ec *executionContext) _IssuedTicket_ticketName(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
+func (ec *executionContext) _IssuedTicket_ticketName(ctx context.Context, field graphql.CollectedField, obj *tickets.View) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.TicketName)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_ticketName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _IssuedTicket_eventId(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
-	return (*intValue)(&obj.EventID)
+func (ec *executionContext) _IssuedTicket_eventId(ctx context.Context, field graphql.CollectedField, obj *tickets.View) (ret graphql.Marshaler) {
+	return (*int64Value)(&obj.EventID)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren7)
 }
 
-func (ec *executionContext) _IssuedTicket_eventdateId(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
-	return (*intValue)(&obj.EventdateID)
+func (ec *executionContext) _IssuedTicket_eventdateId(ctx context.Context, field graphql.CollectedField, obj *tickets.View) (ret graphql.Marshaler) {
+	return (*int64Value)(&obj.EventdateID)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_eventdateId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren7)
 }
 
-func (ec *executionContext) _IssuedTicket_position(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
-	return (*intValue)(&obj.Position)
+func (ec *executionContext) _IssuedTicket_position(ctx context.Context, field graphql.CollectedField, obj *tickets.View) (ret graphql.Marshaler) {
+	return (*int64Value)(&obj.Position)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren7)
 }
 
-func (ec *executionContext) _IssuedTicket_ticketsInOrder(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
-	return (*intValue)(&obj.TicketsInOrder)
+func (ec *executionContext) _IssuedTicket_ticketsInOrder(ctx context.Context, field graphql.CollectedField, obj *tickets.View) (ret graphql.Marshaler) {
+	return (*int64Value)(&obj.TicketsInOrder)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_ticketsInOrder(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren7)
 }
 
-func (ec *executionContext) _IssuedTicket_status(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
+func (ec *executionContext) _IssuedTicket_status(ctx context.Context, field graphql.CollectedField, obj *tickets.View) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5120,14 +5127,14 @@ func (ec *executionContext) fieldContext_IssuedTicket_status(_ context.Context, 
 	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren11)
 }
 
-func (ec *executionContext) _IssuedTicket_checkedInAt(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
+func (ec *executionContext) _IssuedTicket_checkedInAt(ctx context.Context, field graphql.CollectedField, obj *tickets.View) (ret graphql.Marshaler) {
 	return optString(obj.CheckedInAt)
 }
 func (ec *executionContext) fieldContext_IssuedTicket_checkedInAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren5)
 }
 
-func (ec *executionContext) _IssuedTicket_environment(ctx context.Context, field graphql.CollectedField, obj *model.IssuedTicket) (ret graphql.Marshaler) {
+func (ec *executionContext) _IssuedTicket_environment(ctx context.Context, field graphql.CollectedField, obj *tickets.View) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5150,35 +5157,35 @@ func (ec *executionContext) fieldContext_IssuedTicket_environment(_ context.Cont
 	return graphql.NewScalarFieldContext("IssuedTicket", field, false, false, errNoChildren9)
 }
 
-func (ec *executionContext) _LineItem_ticketId(ctx context.Context, field graphql.CollectedField, obj *model.LineItem) (ret graphql.Marshaler) {
-	return (*intValue)(&obj.TicketID)
+func (ec *executionContext) _LineItem_ticketId(ctx context.Context, field graphql.CollectedField, obj *checkout.LineItem) (ret graphql.Marshaler) {
+	return (*int64Value)(&obj.TicketID)
 }
 func (ec *executionContext) fieldContext_LineItem_ticketId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LineItem", field, false, false, errNoChildren7)
 }
 
-func (ec *executionContext) _LineItem_name(ctx context.Context, field graphql.CollectedField, obj *model.LineItem) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineItem_name(ctx context.Context, field graphql.CollectedField, obj *checkout.LineItem) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Name)
 }
 func (ec *executionContext) fieldContext_LineItem_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LineItem", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _LineItem_quantity(ctx context.Context, field graphql.CollectedField, obj *model.LineItem) (ret graphql.Marshaler) {
-	return (*intValue)(&obj.Quantity)
+func (ec *executionContext) _LineItem_quantity(ctx context.Context, field graphql.CollectedField, obj *checkout.LineItem) (ret graphql.Marshaler) {
+	return (*int64Value)(&obj.Quantity)
 }
 func (ec *executionContext) fieldContext_LineItem_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LineItem", field, false, false, errNoChildren7)
 }
 
-func (ec *executionContext) _LineItem_unitPrice(ctx context.Context, field graphql.CollectedField, obj *model.LineItem) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineItem_unitPrice(ctx context.Context, field graphql.CollectedField, obj *checkout.LineItem) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.UnitPrice)
 }
 func (ec *executionContext) fieldContext_LineItem_unitPrice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LineItem", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _LineItem_amount(ctx context.Context, field graphql.CollectedField, obj *model.LineItem) (ret graphql.Marshaler) {
+func (ec *executionContext) _LineItem_amount(ctx context.Context, field graphql.CollectedField, obj *checkout.LineItem) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Amount)
 }
 func (ec *executionContext) fieldContext_LineItem_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5331,14 +5338,14 @@ func (ec *executionContext) fieldContext_Mutation_checkIn(ctx context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _Order_reference(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_reference(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Reference)
 }
 func (ec *executionContext) fieldContext_Order_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _Order_status(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_status(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5361,42 +5368,42 @@ func (ec *executionContext) fieldContext_Order_status(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren12)
 }
 
-func (ec *executionContext) _Order_statusCode(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_statusCode(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return (*intValue)(&obj.StatusCode)
 }
 func (ec *executionContext) fieldContext_Order_statusCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren7)
 }
 
-func (ec *executionContext) _Order_currency(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_currency(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return optString(obj.Currency)
 }
 func (ec *executionContext) fieldContext_Order_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _Order_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_createdAt(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return optString(obj.CreatedAt)
 }
 func (ec *executionContext) fieldContext_Order_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren5)
 }
 
-func (ec *executionContext) _Order_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_updatedAt(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return optString(obj.UpdatedAt)
 }
 func (ec *executionContext) fieldContext_Order_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren5)
 }
 
-func (ec *executionContext) _Order_paymentReference(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_paymentReference(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return optString(obj.PaymentReference)
 }
 func (ec *executionContext) fieldContext_Order_paymentReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _Order_environment(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_environment(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5419,49 +5426,49 @@ func (ec *executionContext) fieldContext_Order_environment(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren9)
 }
 
-func (ec *executionContext) _Order_eventId(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	return (*intValue)(&obj.EventID)
+func (ec *executionContext) _Order_eventId(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
+	return (*int64Value)(&obj.EventID)
 }
 func (ec *executionContext) fieldContext_Order_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren7)
 }
 
-func (ec *executionContext) _Order_eventdateId(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
-	return (*intValue)(&obj.EventdateID)
+func (ec *executionContext) _Order_eventdateId(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
+	return (*int64Value)(&obj.EventdateID)
 }
 func (ec *executionContext) fieldContext_Order_eventdateId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren7)
 }
 
-func (ec *executionContext) _Order_totalAmount(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_totalAmount(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.TotalAmount)
 }
 func (ec *executionContext) fieldContext_Order_totalAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _Order_requiresPayment(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_requiresPayment(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return (*boolValue)(&obj.RequiresPayment)
 }
 func (ec *executionContext) fieldContext_Order_requiresPayment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren6)
 }
 
-func (ec *executionContext) _Order_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_expiresAt(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return optString(obj.ExpiresAt)
 }
 func (ec *executionContext) fieldContext_Order_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren5)
 }
 
-func (ec *executionContext) _Order_checkoutUrl(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_checkoutUrl(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return optString(obj.CheckoutURL)
 }
 func (ec *executionContext) fieldContext_Order_checkoutUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _Order_metadata(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_metadata(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5473,8 +5480,8 @@ func (ec *executionContext) _Order_metadata(ctx context.Context, field graphql.C
 			return obj.Metadata, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
-			return ec.marshalNMap2interface(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNMap2map(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5484,7 +5491,7 @@ func (ec *executionContext) fieldContext_Order_metadata(_ context.Context, field
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren13)
 }
 
-func (ec *executionContext) _Order_items(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_items(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5496,8 +5503,8 @@ func (ec *executionContext) _Order_items(ctx context.Context, field graphql.Coll
 			return obj.Items, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.LineItem) graphql.Marshaler {
-			return ec.marshalNLineItem2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐLineItemᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []checkout.LineItem) graphql.Marshaler {
+			return ec.marshalNLineItem2ᚕgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐLineItemᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5516,7 +5523,7 @@ func (ec *executionContext) fieldContext_Order_items(_ context.Context, field gr
 	return fc, nil
 }
 
-func (ec *executionContext) _Order_tickets(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_tickets(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5528,8 +5535,8 @@ func (ec *executionContext) _Order_tickets(ctx context.Context, field graphql.Co
 			return obj.Tickets, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.IssuedTicket) graphql.Marshaler {
-			return ec.marshalNIssuedTicket2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐIssuedTicketᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*tickets.View) graphql.Marshaler {
+			return ec.marshalNIssuedTicket2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋticketsᚐViewᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5548,14 +5555,14 @@ func (ec *executionContext) fieldContext_Order_tickets(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _Order_ticketsUrl(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_ticketsUrl(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return optString(obj.TicketsURL)
 }
 func (ec *executionContext) fieldContext_Order_ticketsUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren4)
 }
 
-func (ec *executionContext) _Order_ticketsEmail(ctx context.Context, field graphql.CollectedField, obj *model.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_ticketsEmail(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -5567,8 +5574,8 @@ func (ec *executionContext) _Order_ticketsEmail(ctx context.Context, field graph
 			return obj.TicketsEmail, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.TicketsEmail) graphql.Marshaler {
-			return ec.marshalNTicketsEmail2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐTicketsEmail(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v checkout.TicketsEmail) graphql.Marshaler {
+			return ec.marshalNTicketsEmail2githubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐTicketsEmail(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5599,8 +5606,8 @@ func (ec *executionContext) _OrderChangePage_nodes(ctx context.Context, field gr
 			return obj.Nodes, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.Order) graphql.Marshaler {
-			return ec.marshalNOrder2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrderᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*checkout.OrderView) graphql.Marshaler {
+			return ec.marshalNOrder2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐOrderViewᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -5716,8 +5723,8 @@ func (ec *executionContext) _OrderEdge_node(ctx context.Context, field graphql.C
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Order) graphql.Marshaler {
-			return ec.marshalNOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrder(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *checkout.OrderView) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐOrderView(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6032,8 +6039,8 @@ func (ec *executionContext) _Query_order(ctx context.Context, field graphql.Coll
 			return ec.Resolvers.Query().Order(ctx, fc.Args["reference"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Order) graphql.Marshaler {
-			return ec.marshalOOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrder(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *checkout.OrderView) graphql.Marshaler {
+			return ec.marshalOOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐOrderView(ctx, selections, v)
 		},
 		true,
 		false,
@@ -6164,8 +6171,8 @@ func (ec *executionContext) _Query_checkInStats(ctx context.Context, field graph
 			return ec.Resolvers.Query().CheckInStats(ctx, fc.Args["eventDateId"].(int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.CheckInStats) graphql.Marshaler {
-			return ec.marshalOCheckInStats2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckInStats(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *checkin.Stats) graphql.Marshaler {
+			return ec.marshalOCheckInStats2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckinᚐStats(ctx, selections, v)
 		},
 		true,
 		false,
@@ -6284,8 +6291,8 @@ func (ec *executionContext) _Subscription_orderUpdated(ctx context.Context, fiel
 			return ec.Resolvers.Subscription().OrderUpdated(ctx, fc.Args["reference"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Order) graphql.Marshaler {
-			return ec.marshalNOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrder(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *checkout.OrderView) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐOrderView(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6372,8 +6379,8 @@ func (ec *executionContext) _Subscription_checkIns(ctx context.Context, field gr
 			return ec.Resolvers.Subscription().CheckIns(ctx, fc.Args["eventDateId"].(int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.CheckIn) graphql.Marshaler {
-			return ec.marshalNCheckIn2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckIn(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *checkin.View) graphql.Marshaler {
+			return ec.marshalNCheckIn2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckinᚐView(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6660,7 +6667,7 @@ func (ec *executionContext) fieldContext_TicketAvailability_quantityAvailable(_ 
 	return graphql.NewScalarFieldContext("TicketAvailability", field, false, false, errNoChildren7)
 }
 
-func (ec *executionContext) _TicketsEmail_status(ctx context.Context, field graphql.CollectedField, obj *model.TicketsEmail) (ret graphql.Marshaler) {
+func (ec *executionContext) _TicketsEmail_status(ctx context.Context, field graphql.CollectedField, obj *checkout.TicketsEmail) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6683,7 +6690,7 @@ func (ec *executionContext) fieldContext_TicketsEmail_status(_ context.Context, 
 	return graphql.NewScalarFieldContext("TicketsEmail", field, false, false, errNoChildren14)
 }
 
-func (ec *executionContext) _TicketsEmail_sentAt(ctx context.Context, field graphql.CollectedField, obj *model.TicketsEmail) (ret graphql.Marshaler) {
+func (ec *executionContext) _TicketsEmail_sentAt(ctx context.Context, field graphql.CollectedField, obj *checkout.TicketsEmail) (ret graphql.Marshaler) {
 	return optString(obj.SentAt)
 }
 func (ec *executionContext) fieldContext_TicketsEmail_sentAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8062,7 +8069,7 @@ func (ec *executionContext) unmarshalInputOrderFilter(ctx context.Context, obj a
 
 var checkInImplementors = []string{"CheckIn"}
 
-func (ec *executionContext) _CheckIn(ctx context.Context, sel ast.SelectionSet, obj *model.CheckIn) graphql.Marshaler {
+func (ec *executionContext) _CheckIn(ctx context.Context, sel ast.SelectionSet, obj *checkin.View) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, checkInImplementors)
 
 	answer := newObjectFields(fields)
@@ -8187,7 +8194,7 @@ func (ec *executionContext) _CheckInPayload(ctx context.Context, sel ast.Selecti
 
 var checkInPreviousImplementors = []string{"CheckInPrevious"}
 
-func (ec *executionContext) _CheckInPrevious(ctx context.Context, sel ast.SelectionSet, obj *model.CheckInPrevious) graphql.Marshaler {
+func (ec *executionContext) _CheckInPrevious(ctx context.Context, sel ast.SelectionSet, obj *checkin.Previous) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, checkInPreviousImplementors)
 
 	answer := newObjectFields(fields)
@@ -8232,7 +8239,7 @@ func (ec *executionContext) _CheckInPrevious(ctx context.Context, sel ast.Select
 
 var checkInStatsImplementors = []string{"CheckInStats"}
 
-func (ec *executionContext) _CheckInStats(ctx context.Context, sel ast.SelectionSet, obj *model.CheckInStats) graphql.Marshaler {
+func (ec *executionContext) _CheckInStats(ctx context.Context, sel ast.SelectionSet, obj *checkin.Stats) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, checkInStatsImplementors)
 
 	answer := newObjectFields(fields)
@@ -8292,7 +8299,7 @@ func (ec *executionContext) _CheckInStats(ctx context.Context, sel ast.Selection
 
 var checkoutSessionImplementors = []string{"CheckoutSession"}
 
-func (ec *executionContext) _CheckoutSession(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutSession) graphql.Marshaler {
+func (ec *executionContext) _CheckoutSession(ctx context.Context, sel ast.SelectionSet, obj *checkout.Session) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, checkoutSessionImplementors)
 
 	answer := newObjectFields(fields)
@@ -8306,47 +8313,94 @@ func (ec *executionContext) _CheckoutSession(ctx context.Context, sel ast.Select
 		case "orderReference":
 			out.Values[i] = ec._CheckoutSession_orderReference(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "checkoutUrl":
 			out.Values[i] = ec._CheckoutSession_checkoutUrl(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "expiresAt":
 			out.Values[i] = ec._CheckoutSession_expiresAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._CheckoutSession_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "environment":
 			out.Values[i] = ec._CheckoutSession_environment(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "requiresPayment":
 			out.Values[i] = ec._CheckoutSession_requiresPayment(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "totalAmount":
 			out.Values[i] = ec._CheckoutSession_totalAmount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "totalMoney":
-			out.Values[i] = ec._CheckoutSession_totalMoney(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+			field := field
+
+			if field.IsDeferred() {
+				innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+					ctx = deferredField{ctx}
+					defer func() {
+						if r := recover(); r != nil {
+							ec.Error(ctx, ec.Recover(ctx, r))
+						}
+					}()
+					res = ec._CheckoutSession_totalMoney(ctx, field, obj)
+					if res == graphql.RequiredNull {
+						atomic.AddUint32(&fs.Invalids, 1)
+					}
+					return res
+				}
+				if deferredFieldSet == nil {
+					deferredFieldSet, deferLabelToView = graphql.NewFieldSet(nil), map[string]*graphql.FieldSetView{}
+				}
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
 			}
+
+			out.Values[i] = func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CheckoutSession_totalMoney(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}(ctx, out)
 		case "paymentReference":
 			out.Values[i] = ec._CheckoutSession_paymentReference(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -9138,7 +9192,7 @@ func (ec *executionContext) _ExpireCheckoutSessionPayload(ctx context.Context, s
 
 var issuedTicketImplementors = []string{"IssuedTicket"}
 
-func (ec *executionContext) _IssuedTicket(ctx context.Context, sel ast.SelectionSet, obj *model.IssuedTicket) graphql.Marshaler {
+func (ec *executionContext) _IssuedTicket(ctx context.Context, sel ast.SelectionSet, obj *tickets.View) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, issuedTicketImplementors)
 
 	answer := newObjectFields(fields)
@@ -9233,7 +9287,7 @@ func (ec *executionContext) _IssuedTicket(ctx context.Context, sel ast.Selection
 
 var lineItemImplementors = []string{"LineItem"}
 
-func (ec *executionContext) _LineItem(ctx context.Context, sel ast.SelectionSet, obj *model.LineItem) graphql.Marshaler {
+func (ec *executionContext) _LineItem(ctx context.Context, sel ast.SelectionSet, obj *checkout.LineItem) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, lineItemImplementors)
 
 	answer := newObjectFields(fields)
@@ -9402,7 +9456,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 
 var orderImplementors = []string{"Order"}
 
-func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *model.Order) graphql.Marshaler {
+func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *checkout.OrderView) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, orderImplementors)
 
 	answer := newObjectFields(fields)
@@ -10266,7 +10320,7 @@ func (ec *executionContext) _TicketAvailability(ctx context.Context, sel ast.Sel
 
 var ticketsEmailImplementors = []string{"TicketsEmail"}
 
-func (ec *executionContext) _TicketsEmail(ctx context.Context, sel ast.SelectionSet, obj *model.TicketsEmail) graphql.Marshaler {
+func (ec *executionContext) _TicketsEmail(ctx context.Context, sel ast.SelectionSet, obj *checkout.TicketsEmail) graphql.Marshaler {
 	fields := collectFields(ctx, ec.OperationContext, sel, ticketsEmailImplementors)
 
 	answer := newObjectFields(fields)
@@ -10859,7 +10913,7 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
-func (ec *executionContext) marshalNCheckIn2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckIn(ctx context.Context, sel ast.SelectionSet, v *model.CheckIn) graphql.Marshaler {
+func (ec *executionContext) marshalNCheckIn2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckinᚐView(ctx context.Context, sel ast.SelectionSet, v *checkin.View) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -11114,11 +11168,27 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 	return res
 }
 
-func (ec *executionContext) marshalNIssuedTicket2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐIssuedTicketᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.IssuedTicket) graphql.Marshaler {
+func (ec *executionContext) unmarshalNInt2int64(ctx context.Context, v any) (int64, error) {
+	res, err := graphql.UnmarshalInt64(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.SelectionSet, v int64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalInt64(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNIssuedTicket2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋticketsᚐViewᚄ(ctx context.Context, sel ast.SelectionSet, v []*tickets.View) graphql.Marshaler {
 	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNIssuedTicket2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐIssuedTicket(ctx, sel, v[i])
+		return ec.marshalNIssuedTicket2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋticketsᚐView(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -11130,7 +11200,7 @@ func (ec *executionContext) marshalNIssuedTicket2ᚕᚖgithubᚗcomᚋboxoffice�
 	return ret
 }
 
-func (ec *executionContext) marshalNIssuedTicket2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐIssuedTicket(ctx context.Context, sel ast.SelectionSet, v *model.IssuedTicket) graphql.Marshaler {
+func (ec *executionContext) marshalNIssuedTicket2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋticketsᚐView(ctx context.Context, sel ast.SelectionSet, v *tickets.View) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -11156,11 +11226,15 @@ func (ec *executionContext) marshalNIssuedTicketStatus2string(ctx context.Contex
 	return res
 }
 
-func (ec *executionContext) marshalNLineItem2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐLineItemᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.LineItem) graphql.Marshaler {
+func (ec *executionContext) marshalNLineItem2githubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐLineItem(ctx context.Context, sel ast.SelectionSet, v checkout.LineItem) graphql.Marshaler {
+	return ec._LineItem(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNLineItem2ᚕgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐLineItemᚄ(ctx context.Context, sel ast.SelectionSet, v []checkout.LineItem) graphql.Marshaler {
 	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNLineItem2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐLineItem(ctx, sel, v[i])
+		return ec.marshalNLineItem2githubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐLineItem(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -11172,22 +11246,12 @@ func (ec *executionContext) marshalNLineItem2ᚕᚖgithubᚗcomᚋboxofficeᚋbo
 	return ret
 }
 
-func (ec *executionContext) marshalNLineItem2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐLineItem(ctx context.Context, sel ast.SelectionSet, v *model.LineItem) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._LineItem(ctx, sel, v)
-}
-
-func (ec *executionContext) unmarshalNMap2interface(ctx context.Context, v any) (any, error) {
-	res, err := graphql.UnmarshalAny(v)
+func (ec *executionContext) unmarshalNMap2map(ctx context.Context, v any) (map[string]any, error) {
+	res, err := graphql.UnmarshalMap(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNMap2interface(ctx context.Context, sel ast.SelectionSet, v any) graphql.Marshaler {
+func (ec *executionContext) marshalNMap2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -11195,7 +11259,7 @@ func (ec *executionContext) marshalNMap2interface(ctx context.Context, sel ast.S
 		return graphql.Null
 	}
 	_ = sel
-	res := graphql.MarshalAny(v)
+	res := graphql.MarshalMap(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -11214,11 +11278,11 @@ func (ec *executionContext) marshalNMoney2ᚖgithubᚗcomᚋboxofficeᚋboxoffic
 	return ec._Money(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNOrder2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrderᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Order) graphql.Marshaler {
+func (ec *executionContext) marshalNOrder2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐOrderViewᚄ(ctx context.Context, sel ast.SelectionSet, v []*checkout.OrderView) graphql.Marshaler {
 	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrder(ctx, sel, v[i])
+		return ec.marshalNOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐOrderView(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -11230,7 +11294,7 @@ func (ec *executionContext) marshalNOrder2ᚕᚖgithubᚗcomᚋboxofficeᚋboxof
 	return ret
 }
 
-func (ec *executionContext) marshalNOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrder(ctx context.Context, sel ast.SelectionSet, v *model.Order) graphql.Marshaler {
+func (ec *executionContext) marshalNOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐOrderView(ctx context.Context, sel ast.SelectionSet, v *checkout.OrderView) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -11390,14 +11454,8 @@ func (ec *executionContext) marshalNTicketAvailability2ᚖgithubᚗcomᚋboxoffi
 	return ec._TicketAvailability(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNTicketsEmail2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐTicketsEmail(ctx context.Context, sel ast.SelectionSet, v *model.TicketsEmail) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._TicketsEmail(ctx, sel, v)
+func (ec *executionContext) marshalNTicketsEmail2githubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐTicketsEmail(ctx context.Context, sel ast.SelectionSet, v checkout.TicketsEmail) graphql.Marshaler {
+	return ec._TicketsEmail(ctx, sel, &v)
 }
 
 func (ec *executionContext) unmarshalNTicketsEmailStatus2string(ctx context.Context, v any) (string, error) {
@@ -11612,7 +11670,7 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
-func (ec *executionContext) marshalOCheckIn2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckIn(ctx context.Context, sel ast.SelectionSet, v *model.CheckIn) graphql.Marshaler {
+func (ec *executionContext) marshalOCheckIn2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckinᚐView(ctx context.Context, sel ast.SelectionSet, v *checkin.View) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -11644,7 +11702,7 @@ func (ec *executionContext) marshalOCheckInPayload2ᚖgithubᚗcomᚋboxoffice�
 	return ec._CheckInPayload(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOCheckInPrevious2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckInPrevious(ctx context.Context, sel ast.SelectionSet, v *model.CheckInPrevious) graphql.Marshaler {
+func (ec *executionContext) marshalOCheckInPrevious2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckinᚐPrevious(ctx context.Context, sel ast.SelectionSet, v *checkin.Previous) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -11669,7 +11727,7 @@ func (ec *executionContext) marshalOCheckInReason2ᚖstring(ctx context.Context,
 	return res
 }
 
-func (ec *executionContext) marshalOCheckInStats2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckInStats(ctx context.Context, sel ast.SelectionSet, v *model.CheckInStats) graphql.Marshaler {
+func (ec *executionContext) marshalOCheckInStats2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckinᚐStats(ctx context.Context, sel ast.SelectionSet, v *checkin.Stats) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -11701,7 +11759,7 @@ func (ec *executionContext) unmarshalOCheckoutItemInput2ᚖgithubᚗcomᚋboxoff
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOCheckoutSession2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCheckoutSession(ctx context.Context, sel ast.SelectionSet, v *model.CheckoutSession) graphql.Marshaler {
+func (ec *executionContext) marshalOCheckoutSession2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐSession(ctx context.Context, sel ast.SelectionSet, v *checkout.Session) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -11814,7 +11872,7 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
-func (ec *executionContext) marshalOIssuedTicket2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐIssuedTicket(ctx context.Context, sel ast.SelectionSet, v *model.IssuedTicket) graphql.Marshaler {
+func (ec *executionContext) marshalOIssuedTicket2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋticketsᚐView(ctx context.Context, sel ast.SelectionSet, v *tickets.View) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -11846,7 +11904,7 @@ func (ec *executionContext) marshalOMoney2ᚖgithubᚗcomᚋboxofficeᚋboxoffic
 	return ec._Money(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrder(ctx context.Context, sel ast.SelectionSet, v *model.Order) graphql.Marshaler {
+func (ec *executionContext) marshalOOrder2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐOrderView(ctx context.Context, sel ast.SelectionSet, v *checkout.OrderView) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -20,17 +20,24 @@ type (
 	intValue    int
 	stringValue string
 	boolValue   bool
+	// int64Value is an Int held as int64: the counts and ids of the
+	// capability packages' contract types (checkout, tickets, checkin).
+	int64Value int64
 )
 
-func (v *intValue) MarshalGQL(w io.Writer) {
+func (v *intValue) MarshalGQL(w io.Writer) { writeInt(w, int64(*v)) }
+
+func (v *int64Value) MarshalGQL(w io.Writer) { writeInt(w, int64(*v)) }
+
+func writeInt(w io.Writer, i int64) {
 	if b, ok := w.(interface {
 		AvailableBuffer() []byte
 		io.Writer
 	}); ok { // bytes.Buffer, answerBuffer: no allocation
-		_, _ = b.Write(strconv.AppendInt(b.AvailableBuffer(), int64(*v), 10))
+		_, _ = b.Write(strconv.AppendInt(b.AvailableBuffer(), i, 10))
 		return
 	}
-	_, _ = io.WriteString(w, strconv.Itoa(int(*v)))
+	_, _ = io.WriteString(w, strconv.FormatInt(i, 10))
 }
 
 func (v *boolValue) MarshalGQL(w io.Writer) {

@@ -31,6 +31,9 @@ func TestScalarValues(t *testing.T) {
 	for _, i := range []int{0, 7, -1, 255, 256, 1 << 40, -1 << 62} {
 		same(graphql.MarshalInt(i), (*intValue)(&i))
 	}
+	for _, i := range []int64{0, 7, -1, 1 << 40, -1 << 63, 1<<63 - 1} {
+		same(graphql.MarshalInt64(i), (*int64Value)(&i))
+	}
 	for _, s := range []string{"", "plain", `q"uote`, `back\slash`, "tab\tcr\rnl\n", "ctl\x00\x01\x1f\x7f", "é ✓ \u2028 🎫", "\xff broken utf-8"} {
 		same(graphql.MarshalString(s), (*stringValue)(&s))
 	}
@@ -48,9 +51,11 @@ func TestScalarValues(t *testing.T) {
 	var buf bytes.Buffer
 	buf.Grow(1 << 10)
 	id, name, free := 123456789, `Jazz "live" night`, true
+	var ticketID int64 = 987654321
 	allocs := testing.AllocsPerRun(100, func() {
 		buf.Reset()
 		(*intValue)(&id).MarshalGQL(&buf)
+		(*int64Value)(&ticketID).MarshalGQL(&buf)
 		(*stringValue)(&name).MarshalGQL(&buf)
 		(*boolValue)(&free).MarshalGQL(&buf)
 		optInt(&id).MarshalGQL(&buf)

@@ -58,7 +58,7 @@ func (r *Resolver) CheckInStats(ctx context.Context, dateID int64) (*checkin.Sta
 // against the scanner key's own budget.
 // Errors: unauthorized, scanner_key_required, event_date_not_found,
 // subscription_limit_reached.
-func (r *Resolver) CheckInFeed(ctx context.Context, dateID int64) (<-chan *model.CheckIn, error) {
+func (r *Resolver) CheckInFeed(ctx context.Context, dateID int64) (<-chan *checkin.View, error) {
 	sc, err := scanner(ctx)
 	if err != nil {
 		return nil, err
@@ -71,12 +71,12 @@ func (r *Resolver) CheckInFeed(ctx context.Context, dateID int64) (<-chan *model
 	if err != nil {
 		return nil, err
 	}
-	out := make(chan *model.CheckIn)
+	out := make(chan *checkin.View)
 	go func() {
 		defer close(out)
 		feed.Follow(ctx, wake, func(v *checkin.View) bool {
 			select {
-			case out <- toCheckIn(v):
+			case out <- v:
 				return true
 			case <-ctx.Done():
 				return false
@@ -97,32 +97,11 @@ func toCheckInInput(in model.CheckInInput) *checkin.Input {
 // that are not about the input (topLevel) are returned as the error.
 func checkInPayload(v *checkin.View, replayed bool, err error) (*model.CheckInPayload, error) {
 	if err == nil {
-		return &model.CheckInPayload{CheckIn: toCheckIn(v), Replayed: replayed, UserErrors: []*model.UserError{}}, nil
+		return &model.CheckInPayload{CheckIn: v, Replayed: replayed, UserErrors: []*model.UserError{}}, nil
 	}
 	var ae *apperr.Error
 	if !errors.As(err, &ae) || topLevel(ae) {
 		return nil, err
 	}
 	return &model.CheckInPayload{Replayed: replayed, UserErrors: userErrors(ae, "input")}, nil
-}
-
-// toCheckIn converts a scan as checkin decided it into the API's.
-func toCheckIn(v *checkin.View) *model.CheckIn {
-	c := &model.CheckIn{ID: v.ID, Result: v.Result, Reason: v.Reason, Direction: v.Direction, Gate: v.Gate, ScannedAt: v.ScannedAt}
-	if v.Ticket != nil {
-		c.Ticket = toIssuedTicket(v.Ticket)
-	}
-	if v.Previous != nil {
-		c.Previous = &model.CheckInPrevious{ScannedAt: v.Previous.ScannedAt, Gate: v.Previous.Gate}
-	}
-	return c
-}
-
-// toCheckInStats converts a date's door numbers into the API's.
-func toCheckInStats(st *checkin.Stats) *model.CheckInStats {
-	if st == nil {
-		return nil
-	}
-	return &model.CheckInStats{EventdateID: int(st.EventdateID), Issued: int(st.Issued), CheckedIn: int(st.CheckedIn),
-		Inside: int(st.Inside), RejectedScans: int(st.RejectedScans)}
 }

@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 
+	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph/model"
 	"github.com/boxoffice/boxoffice/live"
 )
@@ -11,7 +12,7 @@ import (
 // now and whenever it changes, until ctx ends.
 // Errors: unauthorized, environment_mismatch, order_not_found,
 // subscription_limit_reached.
-func (r *Resolver) OrderUpdated(ctx context.Context, reference string) (<-chan *model.Order, error) {
+func (r *Resolver) OrderUpdated(ctx context.Context, reference string) (<-chan *checkout.OrderView, error) {
 	c, err := caller(ctx)
 	if err != nil {
 		return nil, err
@@ -22,12 +23,8 @@ func (r *Resolver) OrderUpdated(ctx context.Context, reference string) (<-chan *
 	// Only the order's own app and environment get this far, so the first
 	// subscriber's read serves every subscriber of the topic.
 	return live.Subscribe(ctx, r.Live, live.TenantOf(c.AccountID, c.AppID, c.Environment), live.OrderTopic(reference),
-		func(ctx context.Context) (*model.Order, error) {
-			v, err := r.Checkout.OrderView(ctx, c, reference)
-			if err != nil {
-				return nil, err
-			}
-			return toOrder(v), nil
+		func(ctx context.Context) (*checkout.OrderView, error) {
+			return r.Checkout.OrderView(ctx, c, reference)
 		})
 }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph/model"
-	"github.com/boxoffice/boxoffice/tickets"
 )
 
 // caller is the authenticated app of the request.
@@ -29,16 +28,12 @@ func caller(ctx context.Context) (checkout.Caller, error) {
 // Order is GET /orders/{reference} and Query.order: an order of the
 // calling app.
 // Errors: unauthorized, environment_mismatch, order_not_found.
-func (r *Resolver) Order(ctx context.Context, reference string) (*model.Order, error) {
+func (r *Resolver) Order(ctx context.Context, reference string) (*checkout.OrderView, error) {
 	c, err := caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	v, err := r.Checkout.OrderView(ctx, c, reference)
-	if err != nil {
-		return nil, err
-	}
-	return toOrder(v), nil
+	return r.Checkout.OrderView(ctx, c, reference)
 }
 
 // CreateCheckoutSession is POST /checkout-sessions and
@@ -48,13 +43,12 @@ func (r *Resolver) Order(ctx context.Context, reference string) (*model.Order, e
 // its input before the resolver runs, so it has none). replayed reports
 // that the answer, session or refusal, is the one saved for the key.
 // Errors: unauthorized, and those of checkout.Service.Create.
-func (r *Resolver) CreateCheckoutSession(ctx context.Context, key string, in *model.CheckoutRequest, problems apperr.Details) (sess *model.CheckoutSession, replayed bool, err error) {
+func (r *Resolver) CreateCheckoutSession(ctx context.Context, key string, in *model.CheckoutRequest, problems apperr.Details) (sess *checkout.Session, replayed bool, err error) {
 	c, err := caller(ctx)
 	if err != nil {
 		return nil, false, err
 	}
-	s, replayed, err := r.Checkout.Create(ctx, c, checkout.Request{Key: key, Input: toCheckoutInput(in), Problems: problems})
-	return toCheckoutSession(s), replayed, err
+	return r.Checkout.Create(ctx, c, checkout.Request{Key: key, Input: toCheckoutInput(in), Problems: problems})
 }
 
 // toCheckoutInput converts the API's checkout request into checkout's,
@@ -81,52 +75,6 @@ func toCheckoutInput(in *model.CheckoutRequest) *checkout.Input {
 	return out
 }
 
-// toCheckoutSession converts a checkout session into the API's.
-func toCheckoutSession(s *checkout.Session) *model.CheckoutSession {
-	if s == nil {
-		return nil
-	}
-	return &model.CheckoutSession{
-		OrderReference: s.OrderReference, CheckoutURL: s.CheckoutURL, ExpiresAt: s.ExpiresAt,
-		Status: s.Status, Environment: s.Environment, RequiresPayment: s.RequiresPayment,
-		TotalAmount: s.TotalAmount, PaymentReference: s.PaymentReference, Currency: s.Currency,
-	}
-}
-
-// toOrder converts checkout's view of an order, the one webhook payloads
-// carry, into the API's Order.
-func toOrder(v *checkout.OrderView) *model.Order {
-	o := &model.Order{
-		Reference: v.Reference, Status: v.Status, StatusCode: v.StatusCode, Currency: v.Currency,
-		CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt, PaymentReference: v.PaymentReference,
-		Environment: v.Environment,
-		EventID:     int(v.EventID), EventdateID: int(v.EventdateID), TotalAmount: v.TotalAmount,
-		RequiresPayment: v.RequiresPayment, ExpiresAt: v.ExpiresAt, CheckoutURL: v.CheckoutURL,
-		Metadata: v.Metadata, TicketsURL: v.TicketsURL,
-		Items:        make([]*model.LineItem, len(v.Items)),
-		Tickets:      make([]*model.IssuedTicket, len(v.Tickets)),
-		TicketsEmail: &model.TicketsEmail{Status: v.TicketsEmail.Status, SentAt: v.TicketsEmail.SentAt},
-	}
-	for i, it := range v.Items {
-		o.Items[i] = &model.LineItem{TicketID: int(it.TicketID), Name: it.Name, Quantity: int(it.Quantity),
-			UnitPrice: it.UnitPrice, Amount: it.Amount}
-	}
-	for i, t := range v.Tickets {
-		o.Tickets[i] = toIssuedTicket(t)
-	}
-	return o
-}
-
-// toIssuedTicket converts an issued ticket into the API's.
-func toIssuedTicket(t *tickets.View) *model.IssuedTicket {
-	return &model.IssuedTicket{
-		ID: t.ID, Code: t.Code, OrderReference: t.OrderReference, TicketID: int(t.TicketID), TicketName: t.TicketName,
-		EventID: int(t.EventID), EventdateID: int(t.EventdateID), Position: int(t.Position), TicketsInOrder: int(t.TicketsInOrder),
-		Status:      t.Status,
-		CheckedInAt: t.CheckedInAt, Environment: t.Environment,
-	}
-}
-
 // Orders is GET /api/v1/orders and Query.orders: a page of the calling
 // app's orders, newest first, each edge with its cursor.
 // Errors: unauthorized, and those of checkout.Service.Orders (with REST's
@@ -146,7 +94,7 @@ func (r *Resolver) Orders(ctx context.Context, req checkout.OrdersRequest) (*mod
 		Limit:    p.Limit,
 	}
 	for i, v := range p.Orders {
-		conn.Edges[i] = &model.OrderEdge{Cursor: p.Cursors[i], Node: toOrder(v)}
+		conn.Edges[i] = &model.OrderEdge{Cursor: p.Cursors[i], Node: v}
 	}
 	if n := len(p.Cursors); n > 0 {
 		conn.PageInfo.StartCursor, conn.PageInfo.EndCursor = &p.Cursors[0], &p.Cursors[n-1]
@@ -167,27 +115,19 @@ func (r *Resolver) OrderChanges(ctx context.Context, req checkout.ChangesRequest
 	if err != nil {
 		return nil, err
 	}
-	out := &model.OrderChangePage{Nodes: make([]*model.Order, len(p.Orders)), NextSince: p.NextSince, HasMore: p.HasMore}
-	for i, v := range p.Orders {
-		out.Nodes[i] = toOrder(v)
-	}
-	return out, nil
+	return &model.OrderChangePage{Nodes: p.Orders, NextSince: p.NextSince, HasMore: p.HasMore}, nil
 }
 
 // ExpireCheckoutSession is POST /api/v1/checkout-sessions/{reference}/expire
 // and Mutation.expireCheckoutSession: the calling app ends a pending
 // checkout now.
 // Errors: unauthorized, and those of checkout.Service.Expire.
-func (r *Resolver) ExpireCheckoutSession(ctx context.Context, reference string) (*model.Order, error) {
+func (r *Resolver) ExpireCheckoutSession(ctx context.Context, reference string) (*checkout.OrderView, error) {
 	c, err := caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	v, err := r.Checkout.Expire(ctx, c, reference)
-	if err != nil {
-		return nil, err
-	}
-	return toOrder(v), nil
+	return r.Checkout.Expire(ctx, c, reference)
 }
 
 // orderArgs are the GraphQL names of the order list's and the feed's

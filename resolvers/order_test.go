@@ -160,7 +160,9 @@ func TestCreateCheckoutSession(t *testing.T) {
 			s := first.CheckoutSession
 			require.True(t, strings.HasPrefix(s.OrderReference, checkout.LivePrefix), "the caller's environment: %s", s.OrderReference)
 			require.Equal(t, store.EnvLive, s.Environment)
-			require.Equal(t, &model.Money{Amount: "240.00", Currency: "GHS"}, s.TotalMoney())
+			total, err := b.r.CheckoutSession().TotalMoney(b.ctx, s)
+			require.NoError(t, err)
+			require.Equal(t, &model.Money{Amount: "240.00", Currency: "GHS"}, total)
 
 			again, err := b.r.Mutation().CreateCheckoutSession(b.ctx, b.highlife(t, "k"))
 			require.NoError(t, err)
@@ -197,9 +199,9 @@ func TestCreateCheckoutSession(t *testing.T) {
 	})
 }
 
-// TestOrder checks that both APIs' Order and checkout session show what
-// checkout's own types do: the same JSON, which is REST's contract and the
-// webhook payload's order.
+// TestOrder checks that the Order both APIs show is checkout's view of the
+// stored order as Views makes it, the webhook payload's order, and that
+// reading it takes a caller.
 func TestOrder(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -208,9 +210,6 @@ func TestOrder(t *testing.T) {
 		sess, _, err := b.Service.Create(b.ctx, checkout.Caller{AppID: b.Demo.App.App.ID, Environment: store.EnvLive},
 			checkout.Request{Key: in.IdempotencyKey, Input: toCheckoutInput(&in.CheckoutRequest)})
 		require.NoError(t, err)
-		require.NotNil(t, sess.PaymentReference, "every field is set")
-		require.JSONEq(t, mustJSON(t, sess), mustJSON(t, toCheckoutSession(sess)))
-		require.Equal(t, sess.Currency, toCheckoutSession(sess).Currency)
 
 		o, err := b.r.Order(b.ctx, sess.OrderReference)
 		require.NoError(t, err)

@@ -5,10 +5,15 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/boxoffice/boxoffice/catalog"
+	"github.com/boxoffice/boxoffice/checkin"
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/graph/model"
 )
+
+func (r *checkoutSessionResolver) TotalMoney(ctx context.Context, obj *checkout.Session) (*model.Money, error) {
+	return model.NewMoney(obj.TotalAmount, obj.Currency), nil
+}
 
 func (r *eventResolver) Dates(ctx context.Context, obj *model.Event, includePast *bool) ([]*model.EventDate, error) {
 	return r.Resolver.Dates(ctx, obj, deref(includePast))
@@ -101,7 +106,7 @@ func (r *queryResolver) EventDate(ctx context.Context, id int) (*model.EventDate
 	return d, r.prefetchDate(ctx, d, graphql.GetFieldContext(ctx).Field.Selections)
 }
 
-func (r *queryResolver) Order(ctx context.Context, reference string) (*model.Order, error) {
+func (r *queryResolver) Order(ctx context.Context, reference string) (*checkout.OrderView, error) {
 	return r.Resolver.Order(ctx, reference)
 }
 
@@ -115,12 +120,11 @@ func (r *queryResolver) OrderChanges(ctx context.Context, since *string, first *
 	return p, orderArgPaths(err)
 }
 
-func (r *queryResolver) CheckInStats(ctx context.Context, eventDateID int) (*model.CheckInStats, error) {
-	st, err := r.Resolver.CheckInStats(ctx, int64(eventDateID))
-	return toCheckInStats(st), err
+func (r *queryResolver) CheckInStats(ctx context.Context, eventDateID int) (*checkin.Stats, error) {
+	return r.Resolver.CheckInStats(ctx, int64(eventDateID))
 }
 
-func (r *subscriptionResolver) OrderUpdated(ctx context.Context, reference string) (<-chan *model.Order, error) {
+func (r *subscriptionResolver) OrderUpdated(ctx context.Context, reference string) (<-chan *checkout.OrderView, error) {
 	return r.Resolver.OrderUpdated(ctx, reference)
 }
 
@@ -128,8 +132,12 @@ func (r *subscriptionResolver) AvailabilityChanged(ctx context.Context, eventDat
 	return r.Resolver.AvailabilityChanged(ctx, int64(eventDateID))
 }
 
-func (r *subscriptionResolver) CheckIns(ctx context.Context, eventDateID int) (<-chan *model.CheckIn, error) {
+func (r *subscriptionResolver) CheckIns(ctx context.Context, eventDateID int) (<-chan *checkin.View, error) {
 	return r.Resolver.CheckInFeed(ctx, int64(eventDateID))
+}
+
+func (r *Resolver) CheckoutSession() graph.CheckoutSessionResolver {
+	return &checkoutSessionResolver{r}
 }
 
 func (r *Resolver) Event() graph.EventResolver { return &eventResolver{r} }
@@ -143,9 +151,10 @@ func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
 
 type (
-	eventResolver        struct{ *Resolver }
-	eventDateResolver    struct{ *Resolver }
-	mutationResolver     struct{ *Resolver }
-	queryResolver        struct{ *Resolver }
-	subscriptionResolver struct{ *Resolver }
+	checkoutSessionResolver struct{ *Resolver }
+	eventResolver           struct{ *Resolver }
+	eventDateResolver       struct{ *Resolver }
+	mutationResolver        struct{ *Resolver }
+	queryResolver           struct{ *Resolver }
+	subscriptionResolver    struct{ *Resolver }
 )

@@ -5,13 +5,14 @@ import (
 	"strings"
 
 	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph/model"
 )
 
 // checkoutPayload is the answer of Mutation.createCheckoutSession: the
 // session, or the refusal as user errors. Refusals that are not about the
 // input (topLevel) are returned as the error, for the top-level errors list.
-func checkoutPayload(sess *model.CheckoutSession, replayed bool, err error) (*model.CreateCheckoutSessionPayload, error) {
+func checkoutPayload(sess *checkout.Session, replayed bool, err error) (*model.CreateCheckoutSessionPayload, error) {
 	if err == nil {
 		return &model.CreateCheckoutSessionPayload{CheckoutSession: sess, Replayed: replayed, UserErrors: []*model.UserError{}}, nil
 	}
@@ -24,7 +25,7 @@ func checkoutPayload(sess *model.CheckoutSession, replayed bool, err error) (*mo
 
 // expirePayload is the answer of Mutation.expireCheckoutSession: the
 // order, or the refusal as user errors (top-level refusals as the error).
-func expirePayload(o *model.Order, err error) (*model.ExpireCheckoutSessionPayload, error) {
+func expirePayload(o *checkout.OrderView, err error) (*model.ExpireCheckoutSessionPayload, error) {
 	if err == nil {
 		return &model.ExpireCheckoutSessionPayload{Order: o, UserErrors: []*model.UserError{}}, nil
 	}

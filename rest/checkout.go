@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/boxoffice/boxoffice/apperr"
+	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph/model"
 	"github.com/go-chi/chi/v5"
 )
@@ -40,8 +41,8 @@ func (h *Handler) createCheckoutSession(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	writeJSON(w, http.StatusCreated, struct {
-		Data *model.CheckoutSession `json:"data"`
-		Meta statusMeta             `json:"meta"`
+		Data *checkout.Session `json:"data"`
+		Meta statusMeta        `json:"meta"`
 	}{sess, statusMeta{http.StatusCreated}})
 }
 
@@ -55,8 +56,8 @@ func (h *Handler) expireCheckoutSession(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
-		Data *model.Order `json:"data"`
-		Meta statusMeta   `json:"meta"`
+		Data *checkout.OrderView `json:"data"`
+		Meta statusMeta          `json:"meta"`
 	}{o, statusMeta{http.StatusOK}})
 }
 
@@ -68,6 +69,6 @@ func (h *Handler) getOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
-		Data *model.Order `json:"data"`
+		Data *checkout.OrderView `json:"data"`
 	}{o})
 }

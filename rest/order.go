@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/boxoffice/boxoffice/checkout"
-	"github.com/boxoffice/boxoffice/graph/model"
 )
 
 type ordersMeta struct {
@@ -30,7 +29,7 @@ func (h *Handler) listOrders(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	orders := make([]*model.Order, len(conn.Edges))
+	orders := make([]*checkout.OrderView, len(conn.Edges))
 	for i, e := range conn.Edges {
 		orders[i] = e.Node
 	}
@@ -39,8 +38,8 @@ func (h *Handler) listOrders(w http.ResponseWriter, r *http.Request) {
 		meta.NextCursor = conn.PageInfo.EndCursor
 	}
 	writeJSON(w, http.StatusOK, struct {
-		Data []*model.Order `json:"data"`
-		Meta ordersMeta     `json:"meta"`
+		Data []*checkout.OrderView `json:"data"`
+		Meta ordersMeta            `json:"meta"`
 	}{orders, meta})
 }
 
@@ -58,8 +57,8 @@ func (h *Handler) orderChanges(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {
-		Data []*model.Order `json:"data"`
-		Meta any            `json:"meta"`
+		Data []*checkout.OrderView `json:"data"`
+		Meta any                   `json:"meta"`
 	}{p.Nodes, struct {
 		NextSince string `json:"next_since"`
 		HasMore   bool   `json:"has_more"`

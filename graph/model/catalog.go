@@ -124,10 +124,10 @@ type TicketInfo struct {
 }
 
 // PriceMoney is Ticket.priceMoney: Price with its currency.
-func (t *Ticket) PriceMoney() *Money { return money(t.Price, t.Currency) }
+func (t *Ticket) PriceMoney() *Money { return NewMoney(t.Price, t.Currency) }
 
 // PromotionalPriceMoney is Ticket.promotionalPriceMoney.
-func (t *Ticket) PromotionalPriceMoney() *Money { return money(t.Promotionalprice, t.Currency) }
+func (t *Ticket) PromotionalPriceMoney() *Money { return NewMoney(t.Promotionalprice, t.Currency) }
 
 // EffectivePriceMoney is Ticket.effectivePriceMoney.
-func (t *Ticket) EffectivePriceMoney() *Money { return money(&t.EffectivePrice, t.Currency) }
+func (t *Ticket) EffectivePriceMoney() *Money { return NewMoney(&t.EffectivePrice, t.Currency) }

@@ -1,5 +1,7 @@
 package model
 
+import "github.com/boxoffice/boxoffice/checkout"
+
 // Money is an amount with its currency.
 type Money struct {
 	// Amount is a decimal string with two fraction digits ("150.00").
@@ -8,8 +10,8 @@ type Money struct {
 	Currency string `json:"currency"`
 }
 
-// money returns the Money of a decimal amount, or nil for a nil amount.
-func money(amount *string, currency string) *Money {
+// NewMoney returns the Money of a decimal amount, or nil for a nil amount.
+func NewMoney(amount *string, currency string) *Money {
 	if amount == nil {
 		return nil
 	}
@@ -56,7 +58,7 @@ type CustomerInput struct {
 // CreateCheckoutSessionPayload is what createCheckoutSession answers when it
 // ran: the session, or the refusals as user errors.
 type CreateCheckoutSessionPayload struct {
-	CheckoutSession *CheckoutSession
+	CheckoutSession *checkout.Session
 	Replayed        bool
 	UserErrors      []*UserError
 }
@@ -66,80 +68,6 @@ type UserError struct {
 	Code    string
 	Field   []string
 	Message string
-}
-
-// CheckoutSession is spec section 2.4: the answer to a checkout request.
-type CheckoutSession struct {
-	OrderReference   string  `json:"order_reference"`
-	CheckoutURL      *string `json:"checkout_url"`
-	ExpiresAt        *string `json:"expires_at"`
-	Status           string  `json:"status"`
-	Environment      string  `json:"environment"`
-	RequiresPayment  bool    `json:"requires_payment"`
-	TotalAmount      *string `json:"total_amount"`
-	PaymentReference *string `json:"payment_reference"`
-	// Currency is the ISO 4217 code of TotalAmount; the contract's session
-	// does not show it, GraphQL's totalMoney does.
-	Currency string `json:"-"`
-}
-
-// TotalMoney is CheckoutSession.totalMoney: TotalAmount with its currency.
-func (s *CheckoutSession) TotalMoney() *Money { return money(s.TotalAmount, s.Currency) }
-
-// Order is spec section 2.5 with fulfilment.md's additions, the order both
-// APIs show; its JSON is the webhooks' data.order, key for key.
-type Order struct {
-	Reference        string  `json:"reference"`
-	Status           string  `json:"status"`
-	StatusCode       int     `json:"status_code"`
-	Currency         *string `json:"currency"`
-	CreatedAt        *string `json:"created_at"`
-	UpdatedAt        *string `json:"updated_at"`
-	PaymentReference *string `json:"payment_reference"`
-	Environment      string  `json:"environment"`
-
-	EventID         int             `json:"event_id"`
-	EventdateID     int             `json:"eventdate_id"`
-	TotalAmount     string          `json:"total_amount"`
-	RequiresPayment bool            `json:"requires_payment"`
-	ExpiresAt       *string         `json:"expires_at"`
-	CheckoutURL     *string         `json:"checkout_url"`
-	Metadata        any             `json:"metadata"`
-	Items           []*LineItem     `json:"items"`
-	Tickets         []*IssuedTicket `json:"tickets"`
-	TicketsURL      *string         `json:"tickets_url"`
-	TicketsEmail    *TicketsEmail   `json:"tickets_email"`
-}
-
-// LineItem is one line of an order.
-type LineItem struct {
-	TicketID  int    `json:"ticket_id"`
-	Name      string `json:"name"`
-	Quantity  int    `json:"quantity"`
-	UnitPrice string `json:"unit_price"`
-	Amount    string `json:"amount"`
-}
-
-// IssuedTicket is one admission of a paid order.
-type IssuedTicket struct {
-	ID             string  `json:"id"`
-	Code           string  `json:"code"`
-	OrderReference string  `json:"order_reference"`
-	TicketID       int     `json:"ticket_id"`
-	TicketName     string  `json:"ticket_name"`
-	EventID        int     `json:"event_id"`
-	EventdateID    int     `json:"eventdate_id"`
-	Position       int     `json:"position"`
-	TicketsInOrder int     `json:"tickets_in_order"`
-	Status         string  `json:"status"`
-	CheckedInAt    *string `json:"checked_in_at"`
-	Environment    string  `json:"environment"`
-}
-
-// TicketsEmail is where an order's ticket email stands.
-type TicketsEmail struct {
-	Status string  `json:"status"`
-	SentAt *string `json:"sent_at"`
 }
 
 // OrderConnection is a page of the order list (GET /api/v1/orders and
@@ -154,5 +82,5 @@ type OrderConnection struct {
 // OrderEdge is one order of an OrderConnection with its cursor.
 type OrderEdge struct {
 	Cursor string
-	Node   *Order
+	Node   *checkout.OrderView
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/boxoffice/boxoffice/checkout"
 )
 
 // Relay page information of a cursor connection.
@@ -56,7 +58,7 @@ type ExpireCheckoutSessionInput struct {
 // What expireCheckoutSession answers when it ran.
 type ExpireCheckoutSessionPayload struct {
 	// The order, EXPIRED; null when userErrors is not empty.
-	Order *Order `json:"order,omitempty"`
+	Order *checkout.OrderView `json:"order,omitempty"`
 	// Why the order was not expired; empty when order is set. Codes: order_not_pending, environment_mismatch, order_not_found (field ["input", "reference"]).
 	UserErrors []*UserError `json:"userErrors"`
 }
@@ -68,7 +70,7 @@ type Mutation struct {
 // One read of the order changes feed (Query.orderChanges).
 type OrderChangePage struct {
 	// The orders that changed after since, in the order of their latest change, each as it is now.
-	Nodes []*Order `json:"nodes"`
+	Nodes []*checkout.OrderView `json:"nodes"`
 	// Pass it as since next time (store it with your copy of the orders). When nothing changed it is the since you sent.
 	NextSince string `json:"nextSince"`
 	// Whether more changes can be read at once: read again now. False: you have caught up; read again after a pause (a few seconds).

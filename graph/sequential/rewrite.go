@@ -104,6 +104,7 @@ var (
 	// pointer to the field, typed by graph/scalars.go. Floats keep gqlgen's.
 	directForms = map[string]string{
 		"marshalNInt2int":        "(*intValue)(&X)",
+		"marshalNInt2int64":      "(*int64Value)(&X)",
 		"marshalNString2string":  "(*stringValue)(&X)",
 		"marshalNBoolean2bool":   "(*boolValue)(&X)",
 		"marshalOInt2ᚖint":       "optInt(X)",
@@ -119,9 +120,10 @@ var (
 	// resolver middleware and a deferred recover, all to return obj.X.
 	// Rewritten to marshal obj.X at once. Only marshallers that cannot
 	// add an error qualify (they never read the field context): the
-	// non-null Int, String, Boolean, Float and DateTime of Go values, and
-	// their nullable pointer forms, which answer null for nil. A field with a
-	// resolver, a method, arguments or an object type keeps ResolveField.
+	// non-null Int (int or int64), String, Boolean, Float and DateTime of
+	// Go values, and their nullable pointer forms, which answer null for
+	// nil. A field with a resolver, a method, arguments or an object type
+	// keeps ResolveField.
 	directField = regexp.MustCompile(`(?m)^\treturn graphql\.ResolveField\(\n` +
 		`\t\tctx,\n\t\tec\.OperationContext,\n\t\tfield,\n` +
 		`\t\tfunc\(ctx context\.Context, field graphql\.CollectedField\) \(\*graphql\.FieldContext, error\) \{\n` +
@@ -129,10 +131,10 @@ var (
 		`\t\tfunc\(ctx context\.Context\) \(any, error\) \{\n` +
 		`\t\t\treturn (obj\.[A-Za-z0-9_]+), nil\n\t\t\},\n` +
 		`\t\tnil,\n` +
-		`\t\tfunc\(ctx context\.Context, selections ast\.SelectionSet, v \*?(?:int|string|bool|float64)\) graphql\.Marshaler \{\n` +
+		`\t\tfunc\(ctx context\.Context, selections ast\.SelectionSet, v \*?(?:int64|int|string|bool|float64)\) graphql\.Marshaler \{\n` +
 		`\t\t\treturn ec\.(` + directMarshal + `)\(ctx, selections, v\)\n\t\t\},\n` +
 		`\t\ttrue,\n\t\t(?:true|false),\n\t\)$`)
-	directMarshal = `marshal(?:N(?:Int|String|Boolean|Float|DateTime)2(?:int|string|bool|float64)|O(?:Int|String|Boolean|Float|DateTime)2ᚖ?(?:int|string|bool|float64))`
+	directMarshal = `marshal(?:N(?:Int|String|Boolean|Float|DateTime)2(?:int64|int|string|bool|float64)|O(?:Int|String|Boolean|Float|DateTime)2ᚖ?(?:int64|int|string|bool|float64))`
 	// The looser marks of such a field, each anywhere in its function.
 	directRead = regexp.MustCompile(`return obj\.[A-Za-z0-9_]+, nil\n`)
 	// A field context made with an error of its own.

@@ -45,6 +45,7 @@ type ComplexityRoot struct {
 
 	Performance struct {
 		ID       func(childComplexity int) int
+		Row      func(childComplexity int) int
 		SoldOut  func(childComplexity int) int
 		StartsAt func(childComplexity int) int
 	}
@@ -133,6 +134,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Performance.ID(childComplexity), true
+	case "Performance.row":
+		if e.ComplexityRoot.Performance.Row == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Performance.Row(childComplexity), true
 	case "Performance.soldOut":
 		if e.ComplexityRoot.Performance.SoldOut == nil {
 			break
@@ -393,6 +400,8 @@ func (ec *executionContext) childFields_Performance(ctx context.Context, field g
 		return ec.fieldContext_Performance_startsAt(ctx, field)
 	case "soldOut":
 		return ec.fieldContext_Performance_soldOut(ctx, field)
+	case "row":
+		return ec.fieldContext_Performance_row(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Performance", field.Name)
 }
@@ -802,6 +811,29 @@ func (ec *executionContext) _Performance_soldOut(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_Performance_soldOut(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Performance", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Performance_row(ctx context.Context, field graphql.CollectedField, obj *model.Performance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Performance_row(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Row, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Performance_row(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Performance", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Query_shows(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -2494,6 +2526,11 @@ func (ec *executionContext) _Performance(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "row":
+			out.Values[i] = ec._Performance_row(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -3251,6 +3288,22 @@ func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, 
 func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalInt(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNInt2int64(ctx context.Context, v any) (int64, error) {
+	res, err := graphql.UnmarshalInt64(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.SelectionSet, v int64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalInt64(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")

@@ -5,12 +5,6 @@ package model
 type Mutation struct {
 }
 
-type Performance struct {
-	ID       string `json:"id"`
-	StartsAt string `json:"startsAt"`
-	SoldOut  bool   `json:"soldOut"`
-}
-
 type Query struct {
 }
 
