@@ -18,6 +18,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/checkout/checkouttest"
+	"github.com/boxoffice/boxoffice/devpaypage"
 	"github.com/boxoffice/boxoffice/hosted"
 	"github.com/boxoffice/boxoffice/payments"
 	"github.com/boxoffice/boxoffice/payments/devpay"
@@ -116,13 +117,13 @@ func (b *bundle) handler(p payments.Provider) {
 func setupDev(t *testing.T, db *store.DB) *bundle {
 	t.Helper()
 	b := newBundle(t, db)
-	dev := devpay.New(b.srv.URL, db, b.clock.Now, b.logger())
+	dev := devpay.New(b.srv.URL, db, b.clock.Now)
 	dev.Confirm = func(ctx context.Context, st *payments.Status) error {
 		_, err := b.Service.ConfirmPayment(ctx, st)
 		return err
 	}
 	b.Service.Payments = dev
-	dev.Routes(b.router)
+	(&devpaypage.Handler{Provider: dev, Log: b.logger()}).Routes(b.router)
 	b.handler(dev)
 	return b
 }
@@ -519,7 +520,7 @@ func TestNoProvider(t *testing.T) {
 		b := newBundle(t, db)
 		// Orders made while a provider was configured, served after it
 		// was taken away.
-		b.Service.Payments = devpay.New(b.srv.URL, db, b.clock.Now, b.logger())
+		b.Service.Payments = devpay.New(b.srv.URL, db, b.clock.Now)
 		b.handler(nil)
 		o := b.pending(t, store.EnvLive)
 

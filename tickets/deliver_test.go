@@ -18,7 +18,7 @@ import (
 	"github.com/boxoffice/boxoffice/mail/mailtest"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
-	"github.com/boxoffice/boxoffice/ticketpage"
+	"github.com/boxoffice/boxoffice/ticketdoc"
 	"github.com/boxoffice/boxoffice/tickets"
 	"github.com/emersion/go-smtp"
 	"github.com/stretchr/testify/require"
@@ -251,7 +251,7 @@ func TestSendEmail(t *testing.T) {
 }
 
 // TestPage: the ticket page of a token shows the order as it is now; any
-// other token is ticketpage.ErrNotFound.
+// other token is ticketdoc.ErrNotFound.
 func TestPage(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -272,13 +272,13 @@ func TestPage(t *testing.T) {
 			p, err := b.svc.Page(ctx, *o.TicketsToken)
 			require.NoError(t, err)
 			d := dateOf(t, "DEMO-HIGHLIFE", "DEMO-HIGHLIFE-1")
-			want := &ticketpage.Order{
+			want := &ticketdoc.Order{
 				Reference: v.Reference, EventName: "Highlife Night at the Conference Centre",
 				Start: d.StartAt.In(accra), End: d.EndAt.In(accra),
 				Venue: "Accra International Conference Centre", Address: "Castle Road, Accra, Greater Accra",
 			}
 			for i, tk := range v.Tickets {
-				want.Tickets = append(want.Tickets, ticketpage.Ticket{Code: tk.Code, TicketName: "Regular", Position: i + 1, Total: 2,
+				want.Tickets = append(want.Tickets, ticketdoc.Ticket{Code: tk.Code, TicketName: "Regular", Position: i + 1, Total: 2,
 					Status: store.TicketValid})
 			}
 			require.Equal(t, want, p)
@@ -295,7 +295,7 @@ func TestPage(t *testing.T) {
 			require.Empty(t, p.Venue)
 			require.Empty(t, p.Address)
 			require.Len(t, p.Tickets, 1)
-			require.Equal(t, ticketpage.Ticket{Code: v.Tickets[0].Code, TicketName: "Livestream access", Position: 1, Total: 1,
+			require.Equal(t, ticketdoc.Ticket{Code: v.Tickets[0].Code, TicketName: "Livestream access", Position: 1, Total: 1,
 				Status: store.TicketValid}, p.Tickets[0])
 		})
 
@@ -320,7 +320,7 @@ func TestPage(t *testing.T) {
 		} {
 			t.Run(tt.name, func(t *testing.T) {
 				p, err := b.svc.Page(ctx, tt.token)
-				require.ErrorIs(t, err, ticketpage.ErrNotFound)
+				require.ErrorIs(t, err, ticketdoc.ErrNotFound)
 				require.Nil(t, p)
 			})
 		}
