@@ -104,6 +104,12 @@ type OrderView struct {
 	Tickets         []*tickets.View `json:"tickets"`
 	TicketsURL      *string         `json:"tickets_url"`
 	TicketsEmail    TicketsEmail    `json:"tickets_email"`
+	// RefundedAmount is what the order's succeeded refunds returned;
+	// RefundStatus is none, partial or full (RefundStatus); Refunds are
+	// the order's refunds, oldest first.
+	RefundedAmount string    `json:"refunded_amount"`
+	RefundStatus   string    `json:"refund_status"`
+	Refunds        []*Refund `json:"refunds"`
 }
 
 // LineItem is one line of an order: the ticket type bought, under the name
@@ -135,6 +141,7 @@ func (s *Service) View(o *store.Order, d *store.OrderDetail) *OrderView {
 		EventID: o.EventID, EventdateID: o.EventDateID, TotalAmount: catalog.FormatAmount(o.TotalAmount),
 		RequiresPayment: o.RequiresPayment, Metadata: o.Metadata,
 		Items: []LineItem{}, Tickets: []*tickets.View{},
+		RefundedAmount: catalog.FormatAmount(o.RefundedAmount), RefundStatus: RefundStatusNone, Refunds: []*Refund{},
 		TicketsEmail: TicketsEmail{Status: cmp.Or(o.TicketsEmailStatus, store.TicketsEmailNotSent)},
 	}
 	if v.Metadata == nil {
@@ -166,6 +173,10 @@ func (s *Service) View(o *store.Order, d *store.OrderDetail) *OrderView {
 	for i := range d.Tickets {
 		v.Tickets = append(v.Tickets, tickets.NewView(&d.Tickets[i], o.Reference))
 	}
+	for i := range d.Refunds {
+		v.Refunds = append(v.Refunds, NewRefund(&d.Refunds[i], o.Reference, d.Tickets))
+	}
+	v.RefundStatus = RefundStatus(o, d.Tickets, d.Refunds)
 	return v
 }
 

@@ -91,6 +91,12 @@ type ComplexityRoot struct {
 		UserErrors      func(childComplexity int) int
 	}
 
+	CreateRefundPayload struct {
+		Refund     func(childComplexity int) int
+		Replayed   func(childComplexity int) int
+		UserErrors func(childComplexity int) int
+	}
+
 	CursorPageInfo struct {
 		EndCursor       func(childComplexity int) int
 		HasNextPage     func(childComplexity int) int
@@ -205,6 +211,7 @@ type ComplexityRoot struct {
 	Mutation struct {
 		CheckIn               func(childComplexity int, input model.CheckInInput) int
 		CreateCheckoutSession func(childComplexity int, input model.CreateCheckoutSessionInput) int
+		CreateRefund          func(childComplexity int, input model.CreateRefundInput) int
 		ExpireCheckoutSession func(childComplexity int, input model.ExpireCheckoutSessionInput) int
 	}
 
@@ -220,6 +227,9 @@ type ComplexityRoot struct {
 		Metadata         func(childComplexity int) int
 		PaymentReference func(childComplexity int) int
 		Reference        func(childComplexity int) int
+		RefundStatus     func(childComplexity int) int
+		RefundedAmount   func(childComplexity int) int
+		Refunds          func(childComplexity int) int
 		RequiresPayment  func(childComplexity int) int
 		Status           func(childComplexity int) int
 		StatusCode       func(childComplexity int) int
@@ -271,6 +281,21 @@ type ComplexityRoot struct {
 		Order            func(childComplexity int, reference string) int
 		OrderChanges     func(childComplexity int, since *string, first *int) int
 		Orders           func(childComplexity int, filter *model.OrderFilter, first *int, after *string) int
+	}
+
+	Refund struct {
+		Amount         func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		Currency       func(childComplexity int) int
+		Environment    func(childComplexity int) int
+		FailureReason  func(childComplexity int) int
+		ID             func(childComplexity int) int
+		Metadata       func(childComplexity int) int
+		OrderReference func(childComplexity int) int
+		Reason         func(childComplexity int) int
+		Status         func(childComplexity int) int
+		Tickets        func(childComplexity int) int
+		UpdatedAt      func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -353,6 +378,7 @@ type MutationResolver interface {
 	CreateCheckoutSession(ctx context.Context, input model.CreateCheckoutSessionInput) (*model.CreateCheckoutSessionPayload, error)
 	ExpireCheckoutSession(ctx context.Context, input model.ExpireCheckoutSessionInput) (*model.ExpireCheckoutSessionPayload, error)
 	CheckIn(ctx context.Context, input model.CheckInInput) (*model.CheckInPayload, error)
+	CreateRefund(ctx context.Context, input model.CreateRefundInput) (*model.CreateRefundPayload, error)
 }
 type QueryResolver interface {
 	Events(ctx context.Context, page *int, perPage *int, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) (*model.EventPage, error)
@@ -574,6 +600,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CreateCheckoutSessionPayload.UserErrors(childComplexity), true
+
+	case "CreateRefundPayload.refund":
+		if e.ComplexityRoot.CreateRefundPayload.Refund == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateRefundPayload.Refund(childComplexity), true
+	case "CreateRefundPayload.replayed":
+		if e.ComplexityRoot.CreateRefundPayload.Replayed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateRefundPayload.Replayed(childComplexity), true
+	case "CreateRefundPayload.userErrors":
+		if e.ComplexityRoot.CreateRefundPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateRefundPayload.UserErrors(childComplexity), true
 
 	case "CursorPageInfo.endCursor":
 		if e.ComplexityRoot.CursorPageInfo.EndCursor == nil {
@@ -1081,6 +1126,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateCheckoutSession(childComplexity, args["input"].(model.CreateCheckoutSessionInput)), true
+	case "Mutation.createRefund":
+		if e.ComplexityRoot.Mutation.CreateRefund == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createRefund_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateRefund(childComplexity, args["input"].(model.CreateRefundInput)), true
 	case "Mutation.expireCheckoutSession":
 		if e.ComplexityRoot.Mutation.ExpireCheckoutSession == nil {
 			break
@@ -1159,6 +1215,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.Reference(childComplexity), true
+	case "Order.refundStatus":
+		if e.ComplexityRoot.Order.RefundStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.RefundStatus(childComplexity), true
+	case "Order.refundedAmount":
+		if e.ComplexityRoot.Order.RefundedAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.RefundedAmount(childComplexity), true
+	case "Order.refunds":
+		if e.ComplexityRoot.Order.Refunds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Refunds(childComplexity), true
 	case "Order.requiresPayment":
 		if e.ComplexityRoot.Order.RequiresPayment == nil {
 			break
@@ -1409,6 +1483,79 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Orders(childComplexity, args["filter"].(*model.OrderFilter), args["first"].(*int), args["after"].(*string)), true
+
+	case "Refund.amount":
+		if e.ComplexityRoot.Refund.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.Amount(childComplexity), true
+	case "Refund.createdAt":
+		if e.ComplexityRoot.Refund.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.CreatedAt(childComplexity), true
+	case "Refund.currency":
+		if e.ComplexityRoot.Refund.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.Currency(childComplexity), true
+	case "Refund.environment":
+		if e.ComplexityRoot.Refund.Environment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.Environment(childComplexity), true
+	case "Refund.failureReason":
+		if e.ComplexityRoot.Refund.FailureReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.FailureReason(childComplexity), true
+	case "Refund.id":
+		if e.ComplexityRoot.Refund.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.ID(childComplexity), true
+	case "Refund.metadata":
+		if e.ComplexityRoot.Refund.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.Metadata(childComplexity), true
+	case "Refund.orderReference":
+		if e.ComplexityRoot.Refund.OrderReference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.OrderReference(childComplexity), true
+	case "Refund.reason":
+		if e.ComplexityRoot.Refund.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.Reason(childComplexity), true
+	case "Refund.status":
+		if e.ComplexityRoot.Refund.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.Status(childComplexity), true
+	case "Refund.tickets":
+		if e.ComplexityRoot.Refund.Tickets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.Tickets(childComplexity), true
+	case "Refund.updatedAt":
+		if e.ComplexityRoot.Refund.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.UpdatedAt(childComplexity), true
 
 	case "Subscription.availabilityChanged":
 		if e.ComplexityRoot.Subscription.AvailabilityChanged == nil {
@@ -1700,6 +1847,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCheckInInput,
 		ec.unmarshalInputCheckoutItemInput,
 		ec.unmarshalInputCreateCheckoutSessionInput,
+		ec.unmarshalInputCreateRefundInput,
 		ec.unmarshalInputCustomerInput,
 		ec.unmarshalInputExpireCheckoutSessionInput,
 		ec.unmarshalInputOrderFilter,
@@ -1802,7 +1950,7 @@ Conventions, for every field below:
 
 - Authentication: every request carries the app's secret key in the X-API-Key header (svc_test_… for the sandbox, svc_live_… for live). Keys are for servers only, never for browsers or mobile apps. A door device's scanner key (svc_scan_test_…, svc_scan_live_…, made by the operator for one event) opens only the check-in fields, checkIn, checkInStats and checkIns (introspection and __typename too): every other field answers it with the error scanner_key_not_allowed, and the check-in fields answer an app's key with scanner_key_required, each as an error of that field alone.
 - Errors: queries report refusals in the top-level ` + "`" + `errors` + "`" + ` list. Each error has extensions.code, the REST error code (event_not_found, validation_failed, …), and for validation_failed extensions.details, a map from argument path to messages. extensions.status is present only when the HTTP status of the response is not 200, and then equals it: 401, 403 and 429 refuse a request before it runs; a document that cannot run is 200 with application/json and 400 with application/graphql-response+json. An operation that ran is always 200. Every field may also fail with internal_error.
-- The mutations createCheckoutSession, expireCheckoutSession and checkIn report business and validation refusals in their payload's userErrors, not in ` + "`" + `errors` + "`" + `.
+- The mutations createCheckoutSession, expireCheckoutSession, checkIn and createRefund report business and validation refusals in their payload's userErrors, not in ` + "`" + `errors` + "`" + `.
 - Money: decimal strings with two fraction digits ("150.00"); the fields ending in Money carry the currency with the amount.
 - Instants: DateTime, RFC 3339 with an offset. Plain date strings such as "2026-12-24 18:00:00" are wall-clock times in the event's timezone; the …Display strings such as "Thu, 24 Dec 2026 6:00 PM" are for people.
 - Limits: documents are bounded before parsing (document_too_large), in depth and in estimated cost (validation_failed); the app's request limit is shared with REST (rate_limit_exceeded, with a Retry-After header).
@@ -1954,6 +2102,13 @@ type Mutation {
     "The code read, the date, the direction and gate, and the optional idempotency key."
     input: CheckInInput!
   ): CheckInPayload
+  """
+  Refunds a PAID or COMPLETED order of the calling app: cancels tickets (they become VOID and their seats go back on sale) and returns money, in one step; REST: POST /api/v1/orders/{reference}/refunds. Every input but reference and idempotencyKey is optional: without tickets, every ticket that is not void is cancelled; without amount, the unitPrice of each cancelled ticket is returned. A test order's refund, and one of 0.00, is SUCCEEDED at once; a live one is PENDING until the payment provider has returned the money. Pending and succeeded refunds never take more than the order's totalAmount, and a ticket is cancelled once, however many refunds run at once. Scanner keys may not refund.
+  """
+  createRefund(
+    "The order, what to cancel and return, why, and the idempotency key."
+    input: CreateRefundInput!
+  ): CreateRefundPayload
 }
 
 "One scan at the door (REST: the body of POST /api/v1/check-ins)."
@@ -2170,6 +2325,98 @@ input CustomerInput {
   phone: String
 }
 
+"A refund to make: createRefund's input."
+input CreateRefundInput {
+  """
+  Required: 1 to 128 characters of UTF-8 text without control characters, unique per refund. Sending the same key and input again returns the saved answer (replayed: true), never a second refund; the same key with another input is idempotency_conflict. Plays the part of REST's Idempotency-Key header.
+  """
+  idempotencyKey: String!
+  "Required: the order's reference (sbx_… for test keys, ord_… for live keys)."
+  reference: String!
+  "Optional: the ids (itk_…) of the order's tickets to cancel, at most 200, each once; omitted, every ticket that is not void; [] cancels none (a money-only refund)."
+  tickets: [String!]
+  "Optional: the money to return, a decimal string of at least 0.00 with at most two fraction digits; omitted, the unitPrice of each cancelled ticket."
+  amount: String
+  "Optional: why; REQUESTED_BY_CUSTOMER when omitted."
+  reason: RefundReason
+  "Optional: your own JSON object, as for a checkout's metadata (at most 20 keys and 4 KB, no personal data)."
+  metadata: Map
+}
+
+"What createRefund answers when it ran."
+type CreateRefundPayload {
+  "The refund made (or replayed); null when userErrors is not empty."
+  refund: Refund
+  "True when this is the saved answer of an earlier request with the same idempotencyKey and input; nothing new was done."
+  replayed: Boolean!
+  """
+  Why the refund was refused, in this order; empty when refund is set. Codes: validation_failed (one entry per field and problem; also a refund that would do nothing), missing_idempotency_key, invalid_idempotency_key, idempotency_conflict, idempotency_in_progress, environment_mismatch, order_not_found, metadata_too_large, order_not_refundable, ticket_not_found, ticket_already_void, ticket_checked_in (the ticket is inside the venue), refund_exceeds_balance.
+  """
+  userErrors: [UserError!]!
+}
+
+"Money returned on an order, and the tickets it cancelled. REST: the Refund object."
+type Refund {
+  "The refund's id, rfd_…"
+  id: String!
+  "The refunded order's reference."
+  orderReference: String!
+  "The money returned, a decimal string in the order's currency; 0.00 for a free order."
+  amount: String!
+  "ISO 4217 code of amount (the order's currency)."
+  currency: String!
+  "The ids (itk_…) of the tickets this refund cancelled; may be empty."
+  tickets: [String!]!
+  "Why the refund was made."
+  reason: RefundReason!
+  "Where the money stands."
+  status: RefundStatus!
+  "Why a FAILED refund failed, in words a support person can act on; null otherwise."
+  failureReason: String
+  "The refund's metadata, as sent ({} when none)."
+  metadata: Map!
+  "The environment of the order. REST: lower case."
+  environment: Environment!
+  "When the refund was made (UTC)."
+  createdAt: DateTime!
+  "When its status last changed (UTC)."
+  updatedAt: DateTime!
+}
+
+"Why a refund was made. REST: lower case."
+enum RefundReason {
+  "The buyer asked for their money back (the default)."
+  REQUESTED_BY_CUSTOMER
+  "The event date was cancelled."
+  EVENT_CANCELLED
+  "The order duplicated another."
+  DUPLICATE
+  "The payment was fraudulent."
+  FRAUDULENT
+  "Any other reason."
+  OTHER
+}
+
+"Where a refund's money stands. REST: lower case."
+enum RefundStatus {
+  "The payment provider is returning the money."
+  PENDING
+  "The money was returned."
+  SUCCEEDED
+  "The provider could not return the money (failureReason says why); the tickets stay cancelled."
+  FAILED
+}
+
+"How much of an order was refunded. REST: lower case."
+enum OrderRefundStatus {
+  "No refund returned money or cancelled a ticket."
+  NONE
+  "Some money returned or some tickets cancelled."
+  PARTIAL
+  "Every ticket void and the whole total returned."
+  FULL
+}
+
 "What createCheckoutSession answers when it ran."
 type CreateCheckoutSessionPayload {
   "The session created (or replayed); null when userErrors is not empty."
@@ -2296,6 +2543,12 @@ type Order {
   ticketsUrl: String
   "Where the ticket email to the buyer stands."
   ticketsEmail: TicketsEmail!
+  "What the order's succeeded refunds returned, a decimal string such as 120.00."
+  refundedAmount: String!
+  "NONE, PARTIAL, or FULL once every ticket is void and refundedAmount equals totalAmount."
+  refundStatus: OrderRefundStatus!
+  "The order's refunds, oldest first."
+  refunds: [Refund!]!
 }
 
 "One line of an order."
@@ -2767,6 +3020,18 @@ func (ec *executionContext) childFields_CreateCheckoutSessionPayload(ctx context
 	return nil, fmt.Errorf("no field named %q was found under type CreateCheckoutSessionPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_CreateRefundPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "refund":
+		return ec.fieldContext_CreateRefundPayload_refund(ctx, field)
+	case "replayed":
+		return ec.fieldContext_CreateRefundPayload_replayed(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_CreateRefundPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateRefundPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_CursorPageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "hasNextPage":
@@ -3029,6 +3294,12 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_ticketsUrl(ctx, field)
 	case "ticketsEmail":
 		return ec.fieldContext_Order_ticketsEmail(ctx, field)
+	case "refundedAmount":
+		return ec.fieldContext_Order_refundedAmount(ctx, field)
+	case "refundStatus":
+		return ec.fieldContext_Order_refundStatus(ctx, field)
+	case "refunds":
+		return ec.fieldContext_Order_refunds(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Order", field.Name)
 }
@@ -3093,6 +3364,36 @@ func (ec *executionContext) childFields_PricingSummary(ctx context.Context, fiel
 		return ec.fieldContext_PricingSummary_isEntirelyFree(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PricingSummary", field.Name)
+}
+
+func (ec *executionContext) childFields_Refund(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Refund_id(ctx, field)
+	case "orderReference":
+		return ec.fieldContext_Refund_orderReference(ctx, field)
+	case "amount":
+		return ec.fieldContext_Refund_amount(ctx, field)
+	case "currency":
+		return ec.fieldContext_Refund_currency(ctx, field)
+	case "tickets":
+		return ec.fieldContext_Refund_tickets(ctx, field)
+	case "reason":
+		return ec.fieldContext_Refund_reason(ctx, field)
+	case "status":
+		return ec.fieldContext_Refund_status(ctx, field)
+	case "failureReason":
+		return ec.fieldContext_Refund_failureReason(ctx, field)
+	case "metadata":
+		return ec.fieldContext_Refund_metadata(ctx, field)
+	case "environment":
+		return ec.fieldContext_Refund_environment(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Refund_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Refund_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Refund", field.Name)
 }
 
 func (ec *executionContext) childFields_Ticket(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3355,6 +3656,20 @@ func (ec *executionContext) field_Mutation_createCheckoutSession_args(ctx contex
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.CreateCheckoutSessionInput, error) {
 			return ec.unmarshalNCreateCheckoutSessionInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCreateCheckoutSessionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createRefund_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateRefundInput, error) {
+			return ec.unmarshalNCreateRefundInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCreateRefundInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4290,6 +4605,77 @@ func (ec *executionContext) _CreateCheckoutSessionPayload_userErrors(ctx context
 func (ec *executionContext) fieldContext_CreateCheckoutSessionPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "CreateCheckoutSessionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CreateRefundPayload_refund(ctx context.Context, field graphql.CollectedField, obj *model.CreateRefundPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateRefundPayload_refund(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Refund, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *checkout.Refund) graphql.Marshaler {
+			return ec.marshalORefund2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐRefund(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CreateRefundPayload_refund(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateRefundPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Refund(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CreateRefundPayload_replayed(ctx context.Context, field graphql.CollectedField, obj *model.CreateRefundPayload) (ret graphql.Marshaler) {
+	return (*boolValue)(&obj.Replayed)
+}
+func (ec *executionContext) fieldContext_CreateRefundPayload_replayed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateRefundPayload", field, false, false, errNoChildren6)
+}
+
+func (ec *executionContext) _CreateRefundPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *model.CreateRefundPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateRefundPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateRefundPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateRefundPayload",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -5338,6 +5724,50 @@ func (ec *executionContext) fieldContext_Mutation_checkIn(ctx context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createRefund(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createRefund(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateRefund(ctx, fc.Args["input"].(model.CreateRefundInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateRefundPayload) graphql.Marshaler {
+			return ec.marshalOCreateRefundPayload2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCreateRefundPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createRefund(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateRefundPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Mutation_createRefund_args); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Order_reference(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Reference)
 }
@@ -5589,6 +6019,68 @@ func (ec *executionContext) fieldContext_Order_ticketsEmail(_ context.Context, f
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_TicketsEmail(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Order_refundedAmount(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.RefundedAmount)
+}
+func (ec *executionContext) fieldContext_Order_refundedAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _Order_refundStatus(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_refundStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RefundStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNOrderRefundStatus2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_refundStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Order", field, false, false, errNoChildren14)
+}
+
+func (ec *executionContext) _Order_refunds(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_refunds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Refunds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*checkout.Refund) graphql.Marshaler {
+			return ec.marshalNRefund2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐRefundᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_refunds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Order",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Refund(ctx, field)
 		},
 	}
 	return fc, nil
@@ -6278,6 +6770,170 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Refund_id(ctx context.Context, field graphql.CollectedField, obj *checkout.Refund) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.ID)
+}
+func (ec *executionContext) fieldContext_Refund_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _Refund_orderReference(ctx context.Context, field graphql.CollectedField, obj *checkout.Refund) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.OrderReference)
+}
+func (ec *executionContext) fieldContext_Refund_orderReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _Refund_amount(ctx context.Context, field graphql.CollectedField, obj *checkout.Refund) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.Amount)
+}
+func (ec *executionContext) fieldContext_Refund_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _Refund_currency(ctx context.Context, field graphql.CollectedField, obj *checkout.Refund) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.Currency)
+}
+func (ec *executionContext) fieldContext_Refund_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _Refund_tickets(ctx context.Context, field graphql.CollectedField, obj *checkout.Refund) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Refund_tickets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tickets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Refund_tickets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _Refund_reason(ctx context.Context, field graphql.CollectedField, obj *checkout.Refund) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Refund_reason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNRefundReason2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Refund_reason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, errNoChildren15)
+}
+
+func (ec *executionContext) _Refund_status(ctx context.Context, field graphql.CollectedField, obj *checkout.Refund) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Refund_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNRefundStatus2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Refund_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, errNoChildren16)
+}
+
+func (ec *executionContext) _Refund_failureReason(ctx context.Context, field graphql.CollectedField, obj *checkout.Refund) (ret graphql.Marshaler) {
+	return optString(obj.FailureReason)
+}
+func (ec *executionContext) fieldContext_Refund_failureReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _Refund_metadata(ctx context.Context, field graphql.CollectedField, obj *checkout.Refund) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Refund_metadata(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metadata, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNMap2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Refund_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, errNoChildren13)
+}
+
+func (ec *executionContext) _Refund_environment(ctx context.Context, field graphql.CollectedField, obj *checkout.Refund) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Refund_environment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Environment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNEnvironment2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Refund_environment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, errNoChildren9)
+}
+
+func (ec *executionContext) _Refund_createdAt(ctx context.Context, field graphql.CollectedField, obj *checkout.Refund) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.CreatedAt)
+}
+func (ec *executionContext) fieldContext_Refund_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, errNoChildren5)
+}
+
+func (ec *executionContext) _Refund_updatedAt(ctx context.Context, field graphql.CollectedField, obj *checkout.Refund) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.UpdatedAt)
+}
+func (ec *executionContext) fieldContext_Refund_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Refund", field, false, false, errNoChildren5)
+}
+
 func (ec *executionContext) _Subscription_orderUpdated(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
 	return graphql.ResolveFieldStream(
 		ctx,
@@ -6687,7 +7343,7 @@ func (ec *executionContext) _TicketsEmail_status(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_TicketsEmail_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("TicketsEmail", field, false, false, errNoChildren14)
+	return graphql.NewScalarFieldContext("TicketsEmail", field, false, false, errNoChildren17)
 }
 
 func (ec *executionContext) _TicketsEmail_sentAt(ctx context.Context, field graphql.CollectedField, obj *checkout.TicketsEmail) (ret graphql.Marshaler) {
@@ -6854,7 +7510,7 @@ func (ec *executionContext) ___Directive_locations(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext___Directive_locations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren15)
+	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren18)
 }
 
 func (ec *executionContext) ___Directive_args(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -7445,7 +8101,7 @@ func (ec *executionContext) ___Type_kind(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext___Type_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren16)
+	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren19)
 }
 
 func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -7929,6 +8585,71 @@ func (ec *executionContext) unmarshalInputCreateCheckoutSessionInput(ctx context
 				return it, err
 			}
 			it.CancelURL = data
+		case "metadata":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metadata"))
+			data, err := ec.unmarshalOMap2interface(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Metadata = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreateRefundInput(ctx context.Context, obj any) (model.CreateRefundInput, error) {
+	var it model.CreateRefundInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"idempotencyKey", "reference", "tickets", "amount", "reason", "metadata"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		case "reference":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reference"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reference = data
+		case "tickets":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tickets"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Tickets = data
+		case "amount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Amount = data
+		case "reason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("reason"))
+			data, err := ec.unmarshalORefundReason2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Reason = data
 		case "metadata":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metadata"))
 			data, err := ec.unmarshalOMap2interface(ctx, v)
@@ -8449,6 +9170,56 @@ func (ec *executionContext) _CreateCheckoutSessionPayload(ctx context.Context, s
 			}
 		case "userErrors":
 			out.Values[i] = ec._CreateCheckoutSessionPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return answer
+}
+
+var createRefundPayloadImplementors = []string{"CreateRefundPayload"}
+
+func (ec *executionContext) _CreateRefundPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateRefundPayload) graphql.Marshaler {
+	fields := collectFields(ctx, ec.OperationContext, sel, createRefundPayloadImplementors)
+
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateRefundPayload")
+		case "refund":
+			out.Values[i] = ec._CreateRefundPayload_refund(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "replayed":
+			out.Values[i] = ec._CreateRefundPayload_replayed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._CreateRefundPayload_userErrors(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -9432,6 +10203,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "createRefund":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createRefund(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9559,6 +10337,21 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "ticketsEmail":
 			out.Values[i] = ec._Order_ticketsEmail(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refundedAmount":
+			out.Values[i] = ec._Order_refundedAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refundStatus":
+			out.Values[i] = ec._Order_refundStatus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refunds":
+			out.Values[i] = ec._Order_refunds(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -10092,6 +10885,101 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	}
 
 	return &objectFields{fields: fields, values: out.Values}
+}
+
+var refundImplementors = []string{"Refund"}
+
+func (ec *executionContext) _Refund(ctx context.Context, sel ast.SelectionSet, obj *checkout.Refund) graphql.Marshaler {
+	fields := collectFields(ctx, ec.OperationContext, sel, refundImplementors)
+
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Refund")
+		case "id":
+			out.Values[i] = ec._Refund_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "orderReference":
+			out.Values[i] = ec._Refund_orderReference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._Refund_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._Refund_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tickets":
+			out.Values[i] = ec._Refund_tickets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reason":
+			out.Values[i] = ec._Refund_reason(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._Refund_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "failureReason":
+			out.Values[i] = ec._Refund_failureReason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "metadata":
+			out.Values[i] = ec._Refund_metadata(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "environment":
+			out.Values[i] = ec._Refund_environment(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Refund_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Refund_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return answer
 }
 
 var subscriptionImplementors = []string{"Subscription"}
@@ -10981,6 +11869,11 @@ func (ec *executionContext) unmarshalNCreateCheckoutSessionInput2githubᚗcomᚋ
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNCreateRefundInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCreateRefundInput(ctx context.Context, v any) (model.CreateRefundInput, error) {
+	res, err := ec.unmarshalInputCreateRefundInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNCursorPageInfo2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCursorPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.CursorPageInfo) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -11350,6 +12243,22 @@ func (ec *executionContext) marshalNOrderEdge2ᚖgithubᚗcomᚋboxofficeᚋboxo
 	return ec._OrderEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNOrderRefundStatus2string(ctx context.Context, v any) (string, error) {
+	res, err := model.UnmarshalOrderRefundStatus(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOrderRefundStatus2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalOrderRefundStatus(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNOrderStatus2string(ctx context.Context, v any) (string, error) {
 	res, err := model.UnmarshalOrderStatus(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -11386,6 +12295,64 @@ func (ec *executionContext) marshalNPricingSummary2ᚖgithubᚗcomᚋboxoffice�
 	return ec._PricingSummary(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNRefund2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐRefundᚄ(ctx context.Context, sel ast.SelectionSet, v []*checkout.Refund) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRefund2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐRefund(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRefund2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐRefund(ctx context.Context, sel ast.SelectionSet, v *checkout.Refund) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Refund(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRefundReason2string(ctx context.Context, v any) (string, error) {
+	res, err := model.UnmarshalRefundReason(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRefundReason2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalRefundReason(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNRefundStatus2string(ctx context.Context, v any) (string, error) {
+	res, err := model.UnmarshalRefundStatus(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRefundStatus2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalRefundStatus(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -11400,6 +12367,35 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNTicket2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐTicketᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Ticket) graphql.Marshaler {
@@ -11773,6 +12769,13 @@ func (ec *executionContext) marshalOCreateCheckoutSessionPayload2ᚖgithubᚗcom
 	return ec._CreateCheckoutSessionPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOCreateRefundPayload2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCreateRefundPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateRefundPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CreateRefundPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOCustomerInput2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCustomerInput(ctx context.Context, v any) (*model.CustomerInput, error) {
 	if v == nil {
 		return nil, nil
@@ -11937,6 +12940,31 @@ func (ec *executionContext) marshalOOrderStatus2ᚖstring(ctx context.Context, s
 	return res
 }
 
+func (ec *executionContext) marshalORefund2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐRefund(ctx context.Context, sel ast.SelectionSet, v *checkout.Refund) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Refund(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalORefundReason2ᚖstring(ctx context.Context, v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := model.UnmarshalRefundReason(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalORefundReason2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := model.MarshalRefundReason(*v)
+	return res
+}
+
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
 	if v == nil {
 		return nil, nil
@@ -12097,9 +13125,12 @@ var (
 	errNoChildren11 = errors.New("field of type IssuedTicketStatus does not have child fields")
 	errNoChildren12 = errors.New("field of type OrderStatus does not have child fields")
 	errNoChildren13 = errors.New("field of type Map does not have child fields")
-	errNoChildren14 = errors.New("field of type TicketsEmailStatus does not have child fields")
-	errNoChildren15 = errors.New("field of type __DirectiveLocation does not have child fields")
-	errNoChildren16 = errors.New("field of type __TypeKind does not have child fields")
+	errNoChildren14 = errors.New("field of type OrderRefundStatus does not have child fields")
+	errNoChildren15 = errors.New("field of type RefundReason does not have child fields")
+	errNoChildren16 = errors.New("field of type RefundStatus does not have child fields")
+	errNoChildren17 = errors.New("field of type TicketsEmailStatus does not have child fields")
+	errNoChildren18 = errors.New("field of type __DirectiveLocation does not have child fields")
+	errNoChildren19 = errors.New("field of type __TypeKind does not have child fields")
 	errNoChildren2  = errors.New("field of type CheckInReason does not have child fields")
 	errNoChildren3  = errors.New("field of type CheckInDirection does not have child fields")
 	errNoChildren4  = errors.New("field of type String does not have child fields")

@@ -2,9 +2,11 @@ package resolvers
 
 import (
 	"context"
+	"errors"
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/checkout"
+	"github.com/boxoffice/boxoffice/graph/model"
 	"github.com/boxoffice/boxoffice/refunds"
 )
 
@@ -44,4 +46,30 @@ func (r *Resolver) Refund(ctx context.Context, id string) (*checkout.Refund, err
 		return nil, err
 	}
 	return r.Refunds.Get(ctx, c, id)
+}
+
+// toRefundInput converts createRefund's input into the refund rule's,
+// keeping an omitted tickets list nil (every ticket) apart from [] (none).
+func toRefundInput(in model.CreateRefundInput) *refunds.Input {
+	out := &refunds.Input{Amount: in.Amount, Reason: in.Reason, Metadata: in.Metadata}
+	if in.Tickets != nil {
+		out.Tickets = make([]*string, len(in.Tickets))
+		for i := range in.Tickets {
+			out.Tickets[i] = &in.Tickets[i]
+		}
+	}
+	return out
+}
+
+// refundPayload is the answer of Mutation.createRefund: the refund, or
+// the refusal as user errors (top-level refusals as the error).
+func refundPayload(v *checkout.Refund, replayed bool, err error) (*model.CreateRefundPayload, error) {
+	if err == nil {
+		return &model.CreateRefundPayload{Refund: v, Replayed: replayed, UserErrors: []*model.UserError{}}, nil
+	}
+	var ae *apperr.Error
+	if !errors.As(err, &ae) || topLevel(ae) {
+		return nil, err
+	}
+	return &model.CreateRefundPayload{Replayed: replayed, UserErrors: userErrors(ae, "input")}, nil
 }

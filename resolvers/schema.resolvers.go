@@ -39,6 +39,10 @@ func (r *mutationResolver) CheckIn(ctx context.Context, input model.CheckInInput
 	return checkInPayload(r.Resolver.CheckIn(ctx, deref(input.IdempotencyKey), toCheckInInput(input), nil))
 }
 
+func (r *mutationResolver) CreateRefund(ctx context.Context, input model.CreateRefundInput) (*model.CreateRefundPayload, error) {
+	return refundPayload(r.Resolver.CreateRefund(ctx, input.Reference, input.IdempotencyKey, toRefundInput(input), nil))
+}
+
 func (r *queryResolver) Events(ctx context.Context, page *int, perPage *int, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) (*model.EventPage, error) {
 	p, err := r.EventsPage(ctx, listRequest(catalog.ListRequest{Page: page, PerPage: perPage},
 		q, includePast, slug, startsAfter, startsBefore, city, venueID, online, free, orderBy))

@@ -66,6 +66,10 @@ var codeFields = map[apperr.Code]string{
 	apperr.OrderNotPending:       "reference",
 	apperr.EnvironmentMismatch:   "reference",
 	apperr.OrderNotFound:         "reference",
+	apperr.OrderNotRefundable:    "reference",
+	apperr.TicketAlreadyVoid:     "tickets",
+	apperr.TicketCheckedIn:       "tickets",
+	apperr.RefundExceedsBalance:  "amount",
 }
 
 // userErrors turns a refusal into user errors under the argument arg:

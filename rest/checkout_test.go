@@ -193,7 +193,8 @@ func TestCreateCheckoutSession(t *testing.T) {
 				`"event_id":10,"eventdate_id":16,"total_amount":"120.00","requires_payment":true,`+
 				`"expires_at":"`+b.Now.Add(time.Hour).Format(time.RFC3339)+`","checkout_url":"http://localhost:8080/sandbox/checkout/`+ref+`",`+
 				`"metadata":{},"items":[{"ticket_id":19,"name":"Regular","quantity":1,"unit_price":"120.00","amount":"120.00"}],`+
-				`"tickets":[],"tickets_url":null,"tickets_email":{"status":"not_sent","sent_at":null}}}`+"\n",
+				`"tickets":[],"tickets_url":null,"tickets_email":{"status":"not_sent","sent_at":null},`+
+				`"refunded_amount":"0.00","refund_status":"none","refunds":[]}}`+"\n",
 				order.Body.String())
 		})
 	})

@@ -97,9 +97,12 @@ func OrderByTicketsToken(ctx context.Context, db bun.IDB, token string) (*Order,
 type OrderDetail struct {
 	Items   []OrderItem
 	Tickets []IssuedTicket
+	// Refunds are the order's refunds, oldest first.
+	Refunds []Refund
 }
 
-// OrderDetails loads the items and tickets of many orders in two queries.
+// OrderDetails loads the items, tickets and refunds of many orders in three
+// queries.
 // Every id gets an entry, empty when the order has none.
 func OrderDetails(ctx context.Context, db bun.IDB, orderIDs []int64) (map[int64]*OrderDetail, error) {
 	out := make(map[int64]*OrderDetail, len(orderIDs))
@@ -125,6 +128,13 @@ func OrderDetails(ctx context.Context, db bun.IDB, orderIDs []int64) (map[int64]
 	for _, t := range ts {
 		t.normalize()
 		out[t.OrderID].Tickets = append(out[t.OrderID].Tickets, t)
+	}
+	refunds, err := RefundsOfOrders(ctx, db, orderIDs)
+	if err != nil {
+		return nil, err
+	}
+	for id, rs := range refunds {
+		out[id].Refunds = rs
 	}
 	return out, nil
 }

@@ -19,7 +19,8 @@ import (
 )
 
 // Types are the event types an app receives.
-var Types = []string{OrderPaid, OrderCompleted, OrderFailed, OrderExpired, TicketCheckedIn, TicketVoided, Test}
+var Types = []string{OrderPaid, OrderCompleted, OrderFailed, OrderExpired, TicketCheckedIn, TicketVoided,
+	RefundCreated, RefundSucceeded, RefundFailed, Test}
 
 // StreamConfig tunes event streams.
 type StreamConfig struct {

@@ -11,6 +11,32 @@ import (
 	"github.com/boxoffice/boxoffice/checkout"
 )
 
+// A refund to make: createRefund's input.
+type CreateRefundInput struct {
+	// Required: 1 to 128 characters of UTF-8 text without control characters, unique per refund. Sending the same key and input again returns the saved answer (replayed: true), never a second refund; the same key with another input is idempotency_conflict. Plays the part of REST's Idempotency-Key header.
+	IdempotencyKey string `json:"idempotencyKey"`
+	// Required: the order's reference (sbx_… for test keys, ord_… for live keys).
+	Reference string `json:"reference"`
+	// Optional: the ids (itk_…) of the order's tickets to cancel, at most 200, each once; omitted, every ticket that is not void; [] cancels none (a money-only refund).
+	Tickets []string `json:"tickets,omitempty"`
+	// Optional: the money to return, a decimal string of at least 0.00 with at most two fraction digits; omitted, the unitPrice of each cancelled ticket.
+	Amount *string `json:"amount,omitempty"`
+	// Optional: why; REQUESTED_BY_CUSTOMER when omitted.
+	Reason *string `json:"reason,omitempty"`
+	// Optional: your own JSON object, as for a checkout's metadata (at most 20 keys and 4 KB, no personal data).
+	Metadata any `json:"metadata,omitempty"`
+}
+
+// What createRefund answers when it ran.
+type CreateRefundPayload struct {
+	// The refund made (or replayed); null when userErrors is not empty.
+	Refund *checkout.Refund `json:"refund,omitempty"`
+	// True when this is the saved answer of an earlier request with the same idempotencyKey and input; nothing new was done.
+	Replayed bool `json:"replayed"`
+	// Why the refund was refused, in this order; empty when refund is set. Codes: validation_failed (one entry per field and problem; also a refund that would do nothing), missing_idempotency_key, invalid_idempotency_key, idempotency_conflict, idempotency_in_progress, environment_mismatch, order_not_found, metadata_too_large, order_not_refundable, ticket_not_found, ticket_already_void, ticket_checked_in (the ticket is inside the venue), refund_exceeds_balance.
+	UserErrors []*UserError `json:"userErrors"`
+}
+
 // Relay page information of a cursor connection.
 type CursorPageInfo struct {
 	// Whether more items (events, orders) follow this page.

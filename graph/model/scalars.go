@@ -59,6 +59,9 @@ var (
 	ticketsEmailStatus    = enum{"TicketsEmailStatus", []string{"not_sent", "queued", "sent", "failed"}}
 	checkInDirection      = enum{"CheckInDirection", []string{"entry", "exit"}}
 	checkInResult         = enum{"CheckInResult", []string{"admitted", "rejected"}}
+	refundReason          = enum{"RefundReason", []string{"requested_by_customer", "event_cancelled", "duplicate", "fraudulent", "other"}}
+	refundStatus          = enum{"RefundStatus", []string{"pending", "succeeded", "failed"}}
+	orderRefundStatus     = enum{"OrderRefundStatus", []string{"none", "partial", "full"}}
 	checkInReason         = enum{"CheckInReason", []string{"unknown_code", "test_ticket", "wrong_event", "wrong_date",
 		"void", "already_checked_in", "not_inside"}}
 )
@@ -120,3 +123,23 @@ func MarshalEnvironment(s string) graphql.Marshaler { return environment.marshal
 
 // UnmarshalEnvironment reads an Environment enum value.
 func UnmarshalEnvironment(v any) (string, error) { return environment.unmarshal(v) }
+
+// MarshalRefundReason writes a refund's reason ("event_cancelled") as the
+// RefundReason enum (EVENT_CANCELLED).
+func MarshalRefundReason(s string) graphql.Marshaler { return refundReason.marshal(s) }
+
+// UnmarshalRefundReason reads a RefundReason enum value.
+func UnmarshalRefundReason(v any) (string, error) { return refundReason.unmarshal(v) }
+
+// MarshalRefundStatus writes a refund's status as the RefundStatus enum.
+func MarshalRefundStatus(s string) graphql.Marshaler { return refundStatus.marshal(s) }
+
+// UnmarshalRefundStatus reads a RefundStatus enum value.
+func UnmarshalRefundStatus(v any) (string, error) { return refundStatus.unmarshal(v) }
+
+// MarshalOrderRefundStatus writes an order's refund_status as the
+// OrderRefundStatus enum.
+func MarshalOrderRefundStatus(s string) graphql.Marshaler { return orderRefundStatus.marshal(s) }
+
+// UnmarshalOrderRefundStatus reads an OrderRefundStatus enum value.
+func UnmarshalOrderRefundStatus(v any) (string, error) { return orderRefundStatus.unmarshal(v) }
