@@ -17,6 +17,7 @@ import (
 	"github.com/boxoffice/boxoffice/mail"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/seed"
+	"github.com/boxoffice/boxoffice/server"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/urfave/cli/v3"
 )
@@ -101,7 +102,7 @@ func serveCommand(stdout, stderr io.Writer) *cli.Command {
 		Name:  "serve",
 		Usage: "run pending migrations, then serve HTTP until SIGINT/SIGTERM",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "demo", Usage: "on a database without apps, seed the demo catalog and app and print its keys"}},
-		Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+		Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 			ln, err := net.Listen("tcp", m.Config.Addr)
 			if err != nil {
 				return err
@@ -168,7 +169,7 @@ func runtimeDefaults() (limit int64, gcPercent int) {
 
 // seedOnFirstStart seeds the demo when no app exists yet; later starts only
 // say how to get a fresh key, since only key hashes are stored.
-func seedOnFirstStart(ctx context.Context, w io.Writer, m *Main) error {
+func seedOnFirstStart(ctx context.Context, w io.Writer, m *server.Main) error {
 	n, err := store.CountApps(ctx, m.DB)
 	if err != nil {
 		return err
@@ -209,7 +210,7 @@ func seedCommand(stdout, stderr io.Writer) *cli.Command {
 			Name:  "demo",
 			Usage: "import the demo catalog and create a demo account and app; prints its keys",
 			Flags: []cli.Flag{jsonFlag()},
-			Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+			Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 				res, err := seed.Demo(ctx, m.DB, m.Provision, m.Now())
 				if err != nil {
 					return err
@@ -234,7 +235,7 @@ func catalogCommand(stdout, stderr io.Writer) *cli.Command {
 			Usage:     "upsert a catalog file by reference, all or nothing",
 			ArgsUsage: "FILE",
 			Flags:     []cli.Flag{jsonFlag()},
-			Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+			Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 				a, err := args(cmd, "FILE")
 				if err != nil {
 					return err
@@ -280,7 +281,7 @@ func accountsCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.StringFlag{Name: "status", Value: store.AccountActive, Usage: "active, pending_approval or disabled"},
 					jsonFlag(),
 				},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					a, err := m.Provision.CreateAccount(ctx, provision.AccountInput{
 						Name: cmd.String("name"), Email: cmd.String("email"), Status: cmd.String("status"),
 					})
@@ -301,7 +302,7 @@ func accountsCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.StringFlag{Name: "status", Usage: "only accounts in this status: active, pending_approval or disabled"},
 					jsonFlag(),
 				},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					accounts, err := m.Provision.ListAccounts(ctx, cmd.String("status"))
 					if err != nil {
 						return err
@@ -332,7 +333,7 @@ func accountsCommand(stdout, stderr io.Writer) *cli.Command {
 				Usage:     "create a one-time link that sets the account's portal password, voiding earlier ones (the service sends no email)",
 				ArgsUsage: "ID",
 				Flags:     []cli.Flag{jsonFlag()},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					a, err := args(cmd, "ID")
 					if err != nil {
 						return err
@@ -354,7 +355,7 @@ func accountsCommand(stdout, stderr io.Writer) *cli.Command {
 				}),
 			},
 			setStatusCommand(stdout, stderr, "account", "change an account's status", "active|pending_approval|disabled",
-				func(m *Main) func(context.Context, int64, string) error { return m.Provision.SetAccountStatus }),
+				func(m *server.Main) func(context.Context, int64, string) error { return m.Provision.SetAccountStatus }),
 		},
 	}
 }
@@ -374,7 +375,7 @@ func appsCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.StringFlag{Name: "webhook-url", Usage: "https:// URL that receives the app's webhook events"},
 					jsonFlag(),
 				},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					a, err := m.Provision.CreateApp(ctx, provision.AppInput{
 						AccountID: cmd.Int64("account"), Name: cmd.String("name"),
 						RedirectDomains: cmd.StringSlice("redirect-domain"), WebhookURL: cmd.String("webhook-url"),
@@ -401,7 +402,7 @@ func appsCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.StringFlag{Name: "name", Usage: "a new display name"},
 					jsonFlag(),
 				},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					a, err := args(cmd, "ID")
 					if err != nil {
 						return err
@@ -442,7 +443,7 @@ func appsCommand(stdout, stderr io.Writer) *cli.Command {
 				Usage:     "switch the ticket emails of an app's live orders on or off (off: the app delivers tickets itself)",
 				ArgsUsage: "ID on|off",
 				Flags:     []cli.Flag{jsonFlag()},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					a, err := args(cmd, "ID", "on|off")
 					if err != nil {
 						return err
@@ -472,7 +473,7 @@ func appsCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.Int64Flag{Name: "account", Usage: "only the apps of this account id"},
 					jsonFlag(),
 				},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					apps, err := m.Provision.ListApps(ctx, cmd.Int64("account"))
 					if err != nil {
 						return err
@@ -503,7 +504,7 @@ func appsCommand(stdout, stderr io.Writer) *cli.Command {
 				Usage:     "show one app and the hints of its active keys (never keys or secrets)",
 				ArgsUsage: "ID",
 				Flags:     []cli.Flag{jsonFlag()},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					a, err := args(cmd, "ID")
 					if err != nil {
 						return err
@@ -532,7 +533,7 @@ func appsCommand(stdout, stderr io.Writer) *cli.Command {
 				Usage:     "give an app a new webhook secret, shown this once (every later delivery is signed with it)",
 				ArgsUsage: "ID",
 				Flags:     []cli.Flag{jsonFlag()},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					a, err := args(cmd, "ID")
 					if err != nil {
 						return err
@@ -553,20 +554,20 @@ func appsCommand(stdout, stderr io.Writer) *cli.Command {
 				}),
 			},
 			setStatusCommand(stdout, stderr, "app", "suspend or reactivate an app", "active|suspended",
-				func(m *Main) func(context.Context, int64, string) error { return m.Provision.SetAppStatus }),
+				func(m *server.Main) func(context.Context, int64, string) error { return m.Provision.SetAppStatus }),
 		},
 	}
 }
 
 // setStatusCommand is "set-status ID STATUS" of accounts and apps: set
 // changes the status of the noun with that id and says so.
-func setStatusCommand(stdout, stderr io.Writer, noun, usage, statuses string, set func(m *Main) func(context.Context, int64, string) error) *cli.Command {
+func setStatusCommand(stdout, stderr io.Writer, noun, usage, statuses string, set func(m *server.Main) func(context.Context, int64, string) error) *cli.Command {
 	return &cli.Command{
 		Name:      "set-status",
 		Usage:     usage,
 		ArgsUsage: "ID " + statuses,
 		Flags:     []cli.Flag{jsonFlag()},
-		Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+		Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 			a, err := args(cmd, "ID", "STATUS")
 			if err != nil {
 				return err
@@ -603,7 +604,7 @@ func keysCommand(stdout, stderr io.Writer) *cli.Command {
 				Name:  "rotate",
 				Usage: "revoke the app's current key of --env and issue a new one",
 				Flags: keyFlags(),
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					key, err := m.Provision.RotateKey(ctx, cmd.Int64("app"), cmd.String("env"))
 					if err != nil {
 						return err
@@ -619,7 +620,7 @@ func keysCommand(stdout, stderr io.Writer) *cli.Command {
 				Name:  "revoke",
 				Usage: "revoke the app's key of --env; requests with it fail at once",
 				Flags: keyFlags(),
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					if err := m.Provision.RevokeKey(ctx, cmd.Int64("app"), cmd.String("env")); err != nil {
 						return err
 					}
@@ -658,7 +659,7 @@ func auditCommand(stdout, stderr io.Writer) *cli.Command {
 				&cli.IntFlag{Name: "limit", Value: 100, Usage: "how many entries (at most 1000)"},
 				jsonFlag(),
 			},
-			Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+			Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 				entries, err := audit.List(ctx, m.DB, cmd.Int64("account"), cmd.Int("limit"))
 				if err != nil {
 					return err

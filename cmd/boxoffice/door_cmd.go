@@ -8,6 +8,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/checkin"
 	"github.com/boxoffice/boxoffice/provision"
+	"github.com/boxoffice/boxoffice/server"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/tickets"
 	"github.com/urfave/cli/v3"
@@ -57,7 +58,7 @@ func scannersCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.StringFlag{Name: "name", Required: true, Usage: "what door staff call the device, such as \"Main gate\""},
 					jsonFlag(),
 				},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					s, err := m.Provision.CreateScanner(ctx, provision.ScannerInput{
 						EventID: cmd.Int64("event"), Environment: cmd.String("env"), Name: cmd.String("name"),
 					})
@@ -81,7 +82,7 @@ func scannersCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.Int64Flag{Name: "event", Usage: "only the scanners of this event id"},
 					jsonFlag(),
 				},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					list, err := m.Provision.ListScanners(ctx, cmd.Int64("event"))
 					if err != nil {
 						return err
@@ -110,7 +111,7 @@ func scannersCommand(stdout, stderr io.Writer) *cli.Command {
 				Usage:     "revoke a scanner; its key stops working at once",
 				ArgsUsage: "ID",
 				Flags:     []cli.Flag{jsonFlag()},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					id, err := idArg(cmd, "scanner")
 					if err != nil {
 						return err
@@ -155,7 +156,7 @@ func ticketsCommand(stdout, stderr io.Writer) *cli.Command {
 				Usage:     "one ticket by its code: its state and every scan of it at the door",
 				ArgsUsage: "CODE",
 				Flags:     []cli.Flag{jsonFlag()},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					a, err := args(cmd, "CODE")
 					if err != nil {
 						return err
@@ -186,7 +187,7 @@ func ticketsCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.StringFlag{Name: "reason", Usage: "why, kept with the ticket (boxoffice tickets show)"},
 					jsonFlag(),
 				},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					res, err := m.Tickets.Void(ctx, tickets.VoidRequest{
 						Code: cmd.String("code"), OrderReference: cmd.String("order"), Reason: cmd.String("reason"),
 					})

@@ -1,6 +1,22 @@
 package main
 
-import "github.com/boxoffice/boxoffice/provision"
+import (
+	"github.com/boxoffice/boxoffice/provision"
+	"github.com/boxoffice/boxoffice/server"
+)
+
+// The end-to-end tests build the program with package server's names,
+// unqualified as they were when the wiring lived in this package.
+type (
+	Config = server.Config
+	Main   = server.Main
+)
+
+var (
+	New           = server.New
+	Open          = server.Open
+	DefaultConfig = server.DefaultConfig
+)
 
 func provisionAccount(email string) provision.AccountInput {
 	return provision.AccountInput{Name: "Test Partner", Email: email}

@@ -20,6 +20,7 @@ import (
 	"github.com/boxoffice/boxoffice/live"
 	"github.com/boxoffice/boxoffice/portal"
 	"github.com/boxoffice/boxoffice/ratelimit"
+	"github.com/boxoffice/boxoffice/server"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/urfave/cli/v3"
@@ -246,10 +247,10 @@ func globalFlags() []cli.Flag {
 	}
 }
 
-var defaults = DefaultConfig()
+var defaults = server.DefaultConfig()
 
-func configFrom(cmd *cli.Command) Config {
-	return Config{
+func configFrom(cmd *cli.Command) server.Config {
+	return server.Config{
 		DatabaseURL:            cmd.String("database-url"),
 		Addr:                   cmd.String("addr"),
 		AdminAddr:              cmd.String("admin-addr"),
@@ -303,9 +304,9 @@ func configFrom(cmd *cli.Command) Config {
 }
 
 // withMain opens the program for a command and closes it afterwards.
-func withMain(stderr io.Writer, fn func(ctx context.Context, cmd *cli.Command, m *Main) error) cli.ActionFunc {
+func withMain(stderr io.Writer, fn func(ctx context.Context, cmd *cli.Command, m *server.Main) error) cli.ActionFunc {
 	return func(ctx context.Context, cmd *cli.Command) error {
-		m, err := Open(ctx, configFrom(cmd), newLogger(stderr))
+		m, err := server.Open(ctx, configFrom(cmd), newLogger(stderr))
 		if err != nil {
 			return err
 		}
@@ -316,8 +317,8 @@ func withMain(stderr io.Writer, fn func(ctx context.Context, cmd *cli.Command, m
 
 // withMigrated is withMain on a database migrated first, so a command on a
 // fresh database just works.
-func withMigrated(stderr io.Writer, fn func(ctx context.Context, cmd *cli.Command, m *Main) error) cli.ActionFunc {
-	return withMain(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+func withMigrated(stderr io.Writer, fn func(ctx context.Context, cmd *cli.Command, m *server.Main) error) cli.ActionFunc {
+	return withMain(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 		if err := m.Migrate(ctx); err != nil {
 			return err
 		}
@@ -340,7 +341,7 @@ func newCLI(stdout, stderr io.Writer) *cli.Command {
 				Name:  "migrate",
 				Usage: "apply pending migrations and exit",
 				Flags: []cli.Flag{jsonFlag()},
-				Action: withMain(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMain(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					pending, err := store.PendingMigrations(ctx, m.DB)
 					if err != nil {
 						pending = store.MigrationCount() // a fresh database has no migration table yet

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/boxoffice/boxoffice/server"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/urfave/cli/v3"
 )
@@ -88,7 +89,7 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.StringFlag{Name: "env", Required: true, Usage: "test or live"},
 					jsonFlag(),
 				},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					id, err := m.Webhooks.EmitTest(ctx, cmd.Int64("app"), cmd.String("env"))
 					if err != nil {
 						return err
@@ -108,7 +109,7 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 					limitFlag(20, maxWebhookListLimit, "of the newest events"),
 					jsonFlag(),
 				},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					n, err := limit(cmd, maxWebhookListLimit)
 					if err != nil {
 						return err
@@ -137,7 +138,7 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 				Usage:     "deliver an event again once its delivery has ended (a new round of up to 10 attempts); refused while one is under way",
 				ArgsUsage: "EVENT_ID",
 				Flags:     []cli.Flag{jsonFlag()},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					a, err := args(cmd, "EVENT_ID")
 					if err != nil {
 						return err
@@ -159,7 +160,7 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.Int64Flag{Name: "app", Required: true, Usage: "app id"},
 					jsonFlag(),
 				},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					appID := cmd.Int64("app")
 					if err := m.Webhooks.Resume(ctx, appID); err != nil {
 						return err

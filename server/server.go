@@ -1,4 +1,9 @@
-package main
+// Package server is the whole program built in one place: its
+// configuration (Config), the database and every service (Main), the
+// public HTTP handler, the admin listener with the health checks, and
+// serving until told to stop. The command line (boxcli) and the end-to-end
+// tests open a Main, use it and close it.
+package server
 
 import (
 	"context"
@@ -35,7 +40,7 @@ import (
 	"github.com/boxoffice/boxoffice/webhook"
 )
 
-// Config is the service's configuration (OPERATOR.md, "Configuration").
+// Config is the service's configuration (docs/operator.md, "Configuration").
 type Config struct {
 	DatabaseURL string
 	Addr        string
@@ -78,6 +83,9 @@ type Config struct {
 	// Clock is every service's clock; nil is the real one (tests move
 	// their own instead of sleeping).
 	Clock func() time.Time
+	// ReadyClock is the clock of /readyz's cached state; nil is the real
+	// one (tests move their own to let the state age without sleeping).
+	ReadyClock func() time.Time
 	// Live bounds each app's and each account's subscriptions and
 	// WebSocket connections per instance, and sets how often SQLite is
 	// polled for changes.
@@ -109,7 +117,7 @@ type Config struct {
 	MailRetryBase time.Duration
 }
 
-// DefaultConfig returns OPERATOR.md's defaults.
+// DefaultConfig returns the defaults docs/operator.md documents.
 func DefaultConfig() Config {
 	d := checkout.DefaultConfig()
 	return Config{
@@ -199,6 +207,9 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 		now = func() time.Time { return cfg.Clock().UTC() }
 	}
 	m := &Main{Config: cfg, DB: db, Log: log, Now: now, ready: &readiness{db: db, now: time.Now}}
+	if cfg.ReadyClock != nil {
+		m.ready.now = cfg.ReadyClock
+	}
 	var err error
 	if m.trusted, err = ratelimit.ParseTrusted(cfg.TrustedProxies); err != nil {
 		return nil, err
@@ -305,6 +316,10 @@ func (m *Main) Migrate(ctx context.Context) error {
 	return jobs.Migrate(ctx, m.DB)
 }
 
+// LimitStore returns the store of the rate-limit counters: memory, or
+// Redis shared by every instance.
+func (m *Main) LimitStore() *ratelimit.Store { return m.limitStore }
+
 // Close ends live subscriptions and the event streams, and releases the
 // listener, the database and Redis.
 func (m *Main) Close() error {
@@ -327,10 +342,10 @@ func (m *Main) Serve(ctx context.Context, ln, admin net.Listener) error {
 	} else if off {
 		m.Log.Warn(store.AutovacuumWarning)
 	}
-	servers := []*http.Server{m.httpServer(m.Handler())}
+	servers := []*http.Server{m.HTTPServer(m.Handler())}
 	listeners := []net.Listener{ln}
 	if admin != nil {
-		servers = append(servers, m.httpServer(m.AdminHandler()))
+		servers = append(servers, m.HTTPServer(m.AdminHandler()))
 		listeners = append(listeners, admin)
 	}
 	// Event streams never go idle: Shutdown ends them, or it would wait.
@@ -374,8 +389,8 @@ func (m *Main) Serve(ctx context.Context, ln, admin net.Listener) error {
 	return serveErr
 }
 
-// httpServer returns a server of h with the service's timeouts.
-func (m *Main) httpServer(h http.Handler) *http.Server {
+// HTTPServer returns a server of h with the service's timeouts.
+func (m *Main) HTTPServer(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
