@@ -1,8 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"regexp"
+	"testing"
+
+	"github.com/boxoffice/boxoffice/boxcli"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/server"
+	"github.com/stretchr/testify/require"
 )
 
 // The end-to-end tests build the program with package server's names,
@@ -33,3 +41,49 @@ func provisionClearDomains() provision.AppUpdate {
 func provisionDomains(d ...string) provision.AppUpdate {
 	return provision.AppUpdate{RedirectDomains: d}
 }
+
+// runCLI runs the boxoffice command against dbURL and returns stdout.
+func runCLI(t *testing.T, dbURL string, args ...string) (string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := boxcli.New(&stdout, &stderr).Run(context.Background(), append([]string{"boxoffice", "--database-url", dbURL}, args...))
+	return stdout.String(), err
+}
+
+// runMain runs the program as main does, with its error reporting, and
+// returns what it printed.
+func runMain(t *testing.T, dbURL string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errs bytes.Buffer
+	err = boxcli.Run(context.Background(), append([]string{"boxoffice", "--database-url", dbURL}, args...), &out, &errs)
+	return out.String(), errs.String(), err
+}
+
+func mustJSON(t *testing.T, dbURL string, args ...string) map[string]any {
+	t.Helper()
+	out, err := runCLI(t, dbURL, args...)
+	require.NoError(t, err, "boxoffice %v", args)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &v), "stdout must be exactly one JSON object: %q", out)
+	return v
+}
+
+func mustMarshal(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func keys(m map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+var (
+	testKeyRE = regexp.MustCompile(`^svc_test_[a-z2-7]{32}$`)
+	liveKeyRE = regexp.MustCompile(`^svc_live_[a-z2-7]{32}$`)
+)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/boxcli"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
@@ -35,7 +36,7 @@ func listenTo(t testing.TB, server string, args ...string) *listening {
 	l := &listening{out: &syncBuffer{}, errs: &syncBuffer{}, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
-		l.err = run(ctx, append([]string{"boxoffice", "listen", "--url", server}, args...), l.out, l.errs)
+		l.err = boxcli.Run(ctx, append([]string{"boxoffice", "listen", "--url", server}, args...), l.out, l.errs)
 	}()
 	t.Cleanup(l.stop)
 	return l
