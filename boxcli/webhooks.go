@@ -94,11 +94,9 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 					if err != nil {
 						return err
 					}
-					if cmd.Bool("json") {
-						return printJSON(stdout, map[string]any{"event_id": id, "type": "webhook.test", "status": store.WebhookPending})
-					}
-					fmt.Fprintf(stdout, "queued webhook.test event %s; a running `boxoffice serve` delivers it\n", id)
-					return nil
+					return output(cmd, stdout, map[string]any{"event_id": id, "type": "webhook.test", "status": store.WebhookPending}, func(w io.Writer) {
+						fmt.Fprintf(w, "queued webhook.test event %s; a running `boxoffice serve` delivers it\n", id)
+					})
 				}),
 			},
 			{
@@ -146,11 +144,9 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 					if err := m.Webhooks.Redeliver(ctx, a[0]); err != nil {
 						return err
 					}
-					if cmd.Bool("json") {
-						return printJSON(stdout, map[string]any{"event_id": a[0], "status": store.WebhookPending})
-					}
-					fmt.Fprintf(stdout, "queued event %s for redelivery\n", a[0])
-					return nil
+					return output(cmd, stdout, map[string]any{"event_id": a[0], "status": store.WebhookPending}, func(w io.Writer) {
+						fmt.Fprintf(w, "queued event %s for redelivery\n", a[0])
+					})
 				}),
 			},
 			{
@@ -165,11 +161,9 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 					if err := m.Webhooks.Resume(ctx, appID); err != nil {
 						return err
 					}
-					if cmd.Bool("json") {
-						return printJSON(stdout, map[string]any{"app_id": appID, "deliveries": "resumed"})
-					}
-					fmt.Fprintf(stdout, "deliveries to the webhook URL of app %d resumed; redeliver the events that failed meanwhile\n", appID)
-					return nil
+					return output(cmd, stdout, map[string]any{"app_id": appID, "deliveries": "resumed"}, func(w io.Writer) {
+						fmt.Fprintf(w, "deliveries to the webhook URL of app %d resumed; redeliver the events that failed meanwhile\n", appID)
+					})
 				}),
 			},
 		},
