@@ -50,15 +50,7 @@ func runCLI(t *testing.T, dbURL string, args ...string) (string, error) {
 	return stdout.String(), err
 }
 
-// runMain runs the program as main does, with its error reporting, and
-// returns what it printed.
-func runMain(t *testing.T, dbURL string, args ...string) (stdout, stderr string, err error) {
-	t.Helper()
-	var out, errs bytes.Buffer
-	err = boxcli.Run(context.Background(), append([]string{"boxoffice", "--database-url", dbURL}, args...), &out, &errs)
-	return out.String(), errs.String(), err
-}
-
+// mustJSON runs a command that prints one JSON object and returns it.
 func mustJSON(t *testing.T, dbURL string, args ...string) map[string]any {
 	t.Helper()
 	out, err := runCLI(t, dbURL, args...)
@@ -68,13 +60,7 @@ func mustJSON(t *testing.T, dbURL string, args ...string) map[string]any {
 	return v
 }
 
-func mustMarshal(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	require.NoError(t, err)
-	return string(b)
-}
-
+// keys returns the keys of m, in no order.
 func keys(m map[string]any) []string {
 	var out []string
 	for k := range m {
