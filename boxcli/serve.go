@@ -80,19 +80,19 @@ func serveCommand(stdout, stderr io.Writer) *cli.Command {
 const DefaultMemoryLimit = 100 << 20
 
 // DefaultGCPercent is serve's GOGC when GOGC is unset. A nested GraphQL
-// catalog answer allocates about 0.5 MB that dies with the request
-// (BenchmarkNestedGraphQL/NewText; 2 MB when this was set), while the
-// caches keep 20–50 MB alive; at Go's default of 100 the collector re-marks those
-// caches every 25 MB allocated, a third of the server's CPU under a
-// new-text GraphQL load (pprof). At 200 it marks half as often; the memory
-// limit still bounds the heap.
+// catalog answer allocates memory that dies with the request
+// (BenchmarkNestedGraphQL/NewText), while the caches keep many times more
+// alive; at Go's default of 100 the collector re-marked those caches so
+// often that marking was a large share of the server's CPU under a
+// new-text GraphQL load (pprof; the figures are in docs/benchmarks.md). At
+// 200 it marks half as often; the memory limit still bounds the heap.
 const DefaultGCPercent = 200
 
 // runtimeDefaults applies DefaultMemoryLimit unless GOMEMLIMIT sets one,
 // and DefaultGCPercent unless GOGC sets one, and returns the limit and
 // the GOGC in force. The garbage collector works harder as the heap nears the limit,
-// instead of letting a burst double the heap; the catalog cache (≈ 25 MB
-// at most) stays well inside it.
+// instead of letting a burst double the heap; the catalog cache (at most
+// readcache.DefaultCacheBudget) stays well inside it.
 func runtimeDefaults() (limit int64, gcPercent int) {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(DefaultMemoryLimit)
