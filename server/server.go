@@ -42,11 +42,14 @@ import (
 
 // Config is the service's configuration (docs/operator.md, "Configuration").
 type Config struct {
+	// DatabaseURL is sqlite://PATH or postgres://…; Addr is where serve
+	// listens.
 	DatabaseURL string
 	Addr        string
 	// AdminAddr is the admin listener of serve (/metrics and health);
 	// empty disables it.
-	AdminAddr     string
+	AdminAddr string
+	// PublicBaseURL is the base of every URL the service hands out.
 	PublicBaseURL string
 	// AllowPrivateWebhooks accepts http:// and private webhook targets.
 	AllowPrivateWebhooks bool
@@ -95,7 +98,9 @@ type Config struct {
 	LiveInitTimeout  time.Duration
 	LivePingInterval time.Duration
 	// PaymentProvider takes live payments: "paystack", "dev" (development
-	// only, explicitly), or "" (none: live paid checkout answers 503).
+	// only, explicitly), or "" (none: live paid checkout answers 503);
+	// PaystackSecretKey and PaystackBaseURL are Paystack's secret key and
+	// the base of its API.
 	PaymentProvider   string
 	PaystackSecretKey string
 	PaystackBaseURL   string
@@ -139,6 +144,10 @@ func DefaultConfig() Config {
 // Main is the whole program, built in one place: configuration, database
 // and every service. Commands and tests open one, use it, and close it.
 type Main struct {
+	// Config is what New built the program from, DB its database, Log
+	// where it logs, Now every service's clock (Config.Clock or the real
+	// one). Catalog and the services after it are each named for their
+	// package and built by New over DB; Resolver is what both APIs call.
 	Config  Config
 	DB      *store.DB
 	Log     *slog.Logger
