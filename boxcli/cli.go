@@ -23,16 +23,6 @@ import (
 	"golang.org/x/term"
 )
 
-// describe is what an error prints as: a refusal's own message (its code
-// is for the APIs and the portal), any other error in full.
-func describe(err error) string {
-	var e *apperr.Error
-	if errors.As(err, &e) && e.Status() < 500 {
-		return e.Message
-	}
-	return err.Error()
-}
-
 // Run runs the command args names (args[0] is the program's name) and
 // reports a failure as docs/operator.md promises: one line on stderr and,
 // when --json was asked for, also {"error": "…"} on stdout (with
@@ -89,6 +79,16 @@ func New(stdout, stderr io.Writer) *cli.Command {
 	scriptable(root)
 	scopeHelp(root)
 	return root
+}
+
+// describe is what an error prints as: a refusal's own message (its code
+// is for the APIs and the portal), any other error in full.
+func describe(err error) string {
+	var e *apperr.Error
+	if errors.As(err, &e) && e.Status() < 500 {
+		return e.Message
+	}
+	return err.Error()
 }
 
 // wantsJSON reports whether --json is among the flags of args, read

@@ -16,27 +16,6 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-// printListening tells a person where everything is once serve listens.
-func printListening(w io.Writer, addr net.Addr, base string, admin net.Listener, mailTo fmt.Stringer) {
-	fmt.Fprintf(w, "\nBoxoffice is listening on %s\n", addr)
-	fmt.Fprintf(w, "  REST:          %s/api/v1/events\n", base)
-	fmt.Fprintf(w, "  API reference: %s/docs (try requests with your key)\n", base)
-	fmt.Fprintf(w, "  GraphQL:       %s/graphql (open it in a browser for the playground)\n", base)
-	fmt.Fprintf(w, "  Portal:        %s/portal (partners manage their apps, keys and webhooks)\n", base)
-	if admin != nil {
-		fmt.Fprintf(w, "  Metrics:       http://%s/metrics (admin listener)\n", admin.Addr())
-	}
-	switch {
-	case mailTo != nil:
-		fmt.Fprintf(w, "  Ticket emails: %s\n", mailTo)
-	case admin != nil:
-		fmt.Fprintf(w, "  Ticket emails: http://%s/mail (development mailbox; set SMTP_URL to send them)\n", admin.Addr())
-	default:
-		fmt.Fprintln(w, "  Ticket emails: the development mailbox (boxoffice mail list; set SMTP_URL to send them)")
-	}
-	fmt.Fprintln(w)
-}
-
 func serveCommand(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
@@ -74,6 +53,27 @@ func serveCommand(stdout, stderr io.Writer) *cli.Command {
 			return m.Serve(ctx, ln, admin)
 		}),
 	}
+}
+
+// printListening tells a person where everything is once serve listens.
+func printListening(w io.Writer, addr net.Addr, base string, admin net.Listener, mailTo fmt.Stringer) {
+	fmt.Fprintf(w, "\nBoxoffice is listening on %s\n", addr)
+	fmt.Fprintf(w, "  REST:          %s/api/v1/events\n", base)
+	fmt.Fprintf(w, "  API reference: %s/docs (try requests with your key)\n", base)
+	fmt.Fprintf(w, "  GraphQL:       %s/graphql (open it in a browser for the playground)\n", base)
+	fmt.Fprintf(w, "  Portal:        %s/portal (partners manage their apps, keys and webhooks)\n", base)
+	if admin != nil {
+		fmt.Fprintf(w, "  Metrics:       http://%s/metrics (admin listener)\n", admin.Addr())
+	}
+	switch {
+	case mailTo != nil:
+		fmt.Fprintf(w, "  Ticket emails: %s\n", mailTo)
+	case admin != nil:
+		fmt.Fprintf(w, "  Ticket emails: http://%s/mail (development mailbox; set SMTP_URL to send them)\n", admin.Addr())
+	default:
+		fmt.Fprintln(w, "  Ticket emails: the development mailbox (boxoffice mail list; set SMTP_URL to send them)")
+	}
+	fmt.Fprintln(w)
 }
 
 // DefaultMemoryLimit is serve's soft memory limit when GOMEMLIMIT is unset.
