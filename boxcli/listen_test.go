@@ -147,11 +147,13 @@ func TestListen(t *testing.T) {
 			app := newReceiver(t)
 			tb.pointWebhooks(t, app.srv.URL+"/app")
 			t.Cleanup(func() { tb.pointWebhooks(t, "") })
+			// The job runner starts here: its first fetches on SQLite can take
+			// as long as the listener's own waits on a loaded machine.
 			tb.startJobs(t)
 			// No listener is connected: the event still reaches the app's URL.
 			ref := tb.emitFree(t)
 			var d delivery
-			waitFor(t, 10*time.Second, "the app's delivery of "+ref, func() bool {
+			waitFor(t, listenWait, "the app's delivery of "+ref, func() bool {
 				for _, got := range app.deliveries() {
 					if strings.Contains(string(got.Body), ref) {
 						d = got
@@ -167,7 +169,7 @@ func TestListen(t *testing.T) {
 			l.ready(t)
 			id := tb.emitTest(t, store.EnvTest)
 			l.line(t, id)
-			waitFor(t, 10*time.Second, "the app's own delivery too", func() bool {
+			waitFor(t, listenWait, "the app's own delivery too", func() bool {
 				return tb.eventOf(t, id).Status == store.WebhookDelivered
 			})
 		})
