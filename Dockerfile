@@ -3,7 +3,7 @@
 # non-root user. `docker compose up --build` runs the production topology
 # (compose.yaml); docs/operator.md describes it.
 
-# Build: the same command as the Makefile's build target (cmd/boxoffice's
+# Build: the same command as the Makefile's build target (boxcli's
 # TestContainerFiles checks they agree).
 FROM golang:1.26-bookworm AS build
 WORKDIR /src

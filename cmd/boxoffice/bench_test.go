@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"runtime/debug"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -72,29 +71,6 @@ func BenchmarkNestedGraphQL(b *testing.B) {
 			})
 		})
 	}
-}
-
-// TestDefaultMemoryLimit: serve sets a soft memory limit and GOGC unless
-// GOMEMLIMIT and GOGC chose them.
-func TestDefaultMemoryLimit(t *testing.T) {
-	old := debug.SetMemoryLimit(-1)
-	defer debug.SetMemoryLimit(old)
-	oldGC := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(oldGC)
-	t.Setenv("GOMEMLIMIT", "")
-	t.Setenv("GOGC", "")
-	limit, gogc := runtimeDefaults()
-	require.Equal(t, int64(DefaultMemoryLimit), limit)
-	require.Equal(t, DefaultGCPercent, gogc)
-	require.Equal(t, DefaultGCPercent, debug.SetGCPercent(DefaultGCPercent))
-	debug.SetMemoryLimit(300 << 20) // as the runtime would from GOMEMLIMIT=300MiB
-	debug.SetGCPercent(50)          // and from GOGC=50
-	t.Setenv("GOMEMLIMIT", "300MiB")
-	t.Setenv("GOGC", "50")
-	limit, gogc = runtimeDefaults()
-	require.Equal(t, int64(300<<20), limit)
-	require.Equal(t, 50, gogc, "GOGC set by the operator is kept")
-	require.Equal(t, 50, debug.SetGCPercent(50))
 }
 
 // BenchmarkCachedEventsPage is make bench's cached catalog read,

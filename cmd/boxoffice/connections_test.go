@@ -29,7 +29,7 @@ func TestStalledBodiesAreCut(t *testing.T) {
 	t.Parallel()
 	tb := setup(t, storetest.MustOpen(t, "sqlite"))
 	const readTimeout = 300 * time.Millisecond
-	srv := tb.m.httpServer(tb.m.Handler())
+	srv := tb.m.HTTPServer(tb.m.Handler())
 	srv.ReadTimeout, srv.ReadHeaderTimeout = readTimeout, readTimeout
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

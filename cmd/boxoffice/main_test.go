@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,6 +68,15 @@ func setup(t testing.TB, db *store.DB, opts ...func(*Config)) *testBundle {
 		testKey: demo.App.TestKey, liveKey: demo.App.LiveKey,
 	}
 }
+
+// testClock is a clock a test moves by hand.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *testClock) Add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.t = c.t.Add(d) }
 
 // newTestClock returns a clock a test moves, starting at the real time.
 func newTestClock() *testClock { return &testClock{t: time.Now().UTC()} }

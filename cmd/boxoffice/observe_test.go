@@ -23,6 +23,8 @@ func TestObservability(t *testing.T) {
 	db := storetest.MustOpen(t, "sqlite")
 	logs := &syncBuffer{}
 	cfg := DefaultConfig()
+	clock := &testClock{t: time.Now()}
+	cfg.ReadyClock = clock.Now
 	m, err := New(cfg, db, slog.New(slog.NewJSONHandler(logs, nil)))
 	require.NoError(t, err)
 	require.NoError(t, m.Migrate(context.Background()))
@@ -32,8 +34,6 @@ func TestObservability(t *testing.T) {
 	defer srv.Close()
 	admin := httptest.NewServer(m.AdminHandler())
 	defer admin.Close()
-	clock := &testClock{t: time.Now()}
-	m.ready.now = clock.Now
 	tb := &testBundle{m: m, db: db, srv: srv, demo: demo, testKey: demo.App.TestKey, liveKey: demo.App.LiveKey}
 
 	t.Run("Health", func(t *testing.T) {

@@ -1,4 +1,4 @@
-package main
+package boxcli
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/checkout"
+	"github.com/boxoffice/boxoffice/server"
 	"github.com/urfave/cli/v3"
 )
 
@@ -67,7 +68,7 @@ func ordersCommand(stdout, stderr io.Writer) *cli.Command {
 					limitFlag(checkout.DefaultSearchLimit, checkout.MaxSearchLimit, "of the newest orders"),
 					jsonFlag(),
 				},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					n, err := limit(cmd, checkout.MaxSearchLimit)
 					if err != nil {
 						return err
@@ -100,7 +101,7 @@ func ordersCommand(stdout, stderr io.Writer) *cli.Command {
 				Usage:     "one order by its reference: items, tickets, buyer, payment, and every webhook event with its deliveries",
 				ArgsUsage: "REFERENCE",
 				Flags:     []cli.Flag{jsonFlag()},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					a, err := args(cmd, "REFERENCE")
 					if err != nil {
 						return err
@@ -123,7 +124,7 @@ func ordersCommand(stdout, stderr io.Writer) *cli.Command {
 					"held stock is released and order.expired is sent",
 				ArgsUsage: "REFERENCE",
 				Flags:     []cli.Flag{jsonFlag()},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					a, err := args(cmd, "REFERENCE")
 					if err != nil {
 						return err

@@ -1,12 +1,10 @@
-package main
+package boxcli
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -24,7 +22,7 @@ import (
 func runCLI(t *testing.T, dbURL string, args ...string) (string, error) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	err := newCLI(&stdout, &stderr).Run(context.Background(), append([]string{"boxoffice", "--database-url", dbURL}, args...))
+	err := New(&stdout, &stderr).Run(context.Background(), append([]string{"boxoffice", "--database-url", dbURL}, args...))
 	return stdout.String(), err
 }
 
@@ -33,7 +31,7 @@ func runCLI(t *testing.T, dbURL string, args ...string) (string, error) {
 func runMain(t *testing.T, dbURL string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errs bytes.Buffer
-	err = run(context.Background(), append([]string{"boxoffice", "--database-url", dbURL}, args...), &out, &errs)
+	err = Run(context.Background(), append([]string{"boxoffice", "--database-url", dbURL}, args...), &out, &errs)
 	return out.String(), errs.String(), err
 }
 
@@ -406,7 +404,7 @@ func TestCLI(t *testing.T) {
 				require.ElementsMatch(t, want, got, "boxoffice %s --help", name)
 			}
 		}
-		walk(nil, newCLI(io.Discard, io.Discard))
+		walk(nil, New(io.Discard, io.Discard))
 	})
 
 	t.Run("EveryFlagHasHelp", func(t *testing.T) {
@@ -423,7 +421,7 @@ func TestCLI(t *testing.T) {
 				walk(name, sub)
 			}
 		}
-		walk("", newCLI(io.Discard, io.Discard))
+		walk("", New(io.Discard, io.Discard))
 	})
 
 	t.Run("ErrUsage", func(t *testing.T) {
@@ -441,40 +439,6 @@ const cliCatalog = `{
     "dates": [{"reference": "DATE-1001-1", "start": "2026-12-24T18:00:00Z", "end": "2026-12-25T02:00:00Z", "venue": "accra-arena",
       "tickets": [{"reference": "TKT-1001-REG", "name": "Regular", "price": "150.00", "quantity": 500, "currency": "GHS"}]}]}]
 }`
-
-// TestServeBanner checks what `make run` (serve --demo) prints on a first
-// start: the demo app's keys and redirect domain, then where the REST API,
-// its reference and the GraphQL playground are.
-func TestServeBanner(t *testing.T) {
-	t.Parallel()
-	cfg := DefaultConfig()
-	cfg.PublicBaseURL = "http://localhost:8080"
-	m, err := New(cfg, storetest.MustOpen(t, "sqlite"), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	require.NoError(t, err)
-	t.Cleanup(m.Listener.Close)
-	require.NoError(t, m.Migrate(context.Background()))
-	var out strings.Builder
-	require.NoError(t, seedOnFirstStart(context.Background(), &out, m))
-	admin, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { admin.Close() })
-	printListening(&out, &net.TCPAddr{IP: net.IPv6zero, Port: 8080}, cfg.PublicBaseURL, admin, nil)
-	got := out.String()
-	for _, want := range []string{
-		"  test key:       svc_test_",
-		"  live key:       svc_live_",
-		"  webhook secret: whsec_",
-		"  redirect domain: partner.example (success_url and cancel_url: https://partner.example/…)",
-		"Boxoffice is listening on [::]:8080",
-		"  REST:          http://localhost:8080/api/v1/events",
-		"  API reference: http://localhost:8080/docs (try requests with your key)",
-		"  GraphQL:       http://localhost:8080/graphql (open it in a browser for the playground)",
-		"  Ticket emails: http://" + admin.Addr().String() + "/mail (development mailbox; set SMTP_URL to send them)",
-	} {
-		require.Contains(t, got, want)
-	}
-	t.Log("\n" + got)
-}
 
 // TestCLIAccountsAndAudit covers the commands that came with the developer
 // portal: listing accounts, removing an allowlist host, and the audit log.

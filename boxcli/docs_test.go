@@ -1,4 +1,4 @@
-package main
+package boxcli
 
 import (
 	"bufio"
@@ -29,8 +29,8 @@ type docBlock struct {
 // that call curl, in file order.
 func curlBlocks(t *testing.T) []docBlock {
 	t.Helper()
-	files := []string{"../../README.md"}
-	more, err := filepath.Glob("../../docs/*.md")
+	files := []string{"../README.md"}
+	more, err := filepath.Glob("../docs/*.md")
 	require.NoError(t, err)
 	files = append(files, more...)
 	var out []docBlock
@@ -42,7 +42,7 @@ func curlBlocks(t *testing.T) []docBlock {
 			trimmed := strings.TrimSpace(line)
 			switch {
 			case cur == nil && (trimmed == "```sh" || trimmed == "```bash"):
-				cur = &docBlock{where: fmt.Sprintf("%s:%d", strings.TrimPrefix(f, "../../"), i+1)}
+				cur = &docBlock{where: fmt.Sprintf("%s:%d", strings.TrimPrefix(f, "../"), i+1)}
 			case cur != nil && trimmed == "```":
 				if strings.Contains(cur.text, "curl ") {
 					out = append(out, *cur)

@@ -1,4 +1,4 @@
-package main
+package boxcli
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ import (
 func TestCLIScannersAndTickets(t *testing.T) {
 	t.Parallel()
 	dbURL := "sqlite://" + filepath.Join(t.TempDir(), "door.db")
-	tb := setup(t, storetest.OpenURL(t, dbURL))
+	tb := serve(t, storetest.OpenURL(t, dbURL))
 	event := fmt.Sprint(tb.demo.Catalog.Events["DEMO-CHALEWOTE"])
 
 	created := mustJSON(t, dbURL, "scanners", "create", "--event", event, "--env", "test", "--name", "Main gate", "--json")
@@ -105,7 +105,9 @@ func TestCLIScannersAndTickets(t *testing.T) {
 	out, err = runCLI(t, dbURL, "scanners", "revoke", fmt.Sprint(created["id"]))
 	require.NoError(t, err, "revoking twice changes nothing")
 	require.Contains(t, out, `scanner `+fmt.Sprint(created["id"])+` "Main gate" is revoked (since `)
-	requireError(t, tb.checkIn(t, key, tb.scan(code, "DEMO-CHALEWOTE-1")), http.StatusUnauthorized, "invalid_api_key")
+	refused := tb.checkIn(t, key, tb.scan(code, "DEMO-CHALEWOTE-1"))
+	require.Equal(t, http.StatusUnauthorized, refused.Status, "%s", refused.Raw)
+	require.Equal(t, "invalid_api_key", refused.errorCode(), "%s", refused.Raw)
 	_, err = runCLI(t, dbURL, "scanners", "revoke", "999999")
 	require.ErrorContains(t, err, "scanner 999999 does not exist")
 }

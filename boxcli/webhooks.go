@@ -1,10 +1,11 @@
-package main
+package boxcli
 
 import (
 	"context"
 	"fmt"
 	"io"
 
+	"github.com/boxoffice/boxoffice/server"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/urfave/cli/v3"
 )
@@ -88,16 +89,14 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.StringFlag{Name: "env", Required: true, Usage: "test or live"},
 					jsonFlag(),
 				},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					id, err := m.Webhooks.EmitTest(ctx, cmd.Int64("app"), cmd.String("env"))
 					if err != nil {
 						return err
 					}
-					if cmd.Bool("json") {
-						return printJSON(stdout, map[string]any{"event_id": id, "type": "webhook.test", "status": store.WebhookPending})
-					}
-					fmt.Fprintf(stdout, "queued webhook.test event %s; a running `boxoffice serve` delivers it\n", id)
-					return nil
+					return output(cmd, stdout, map[string]any{"event_id": id, "type": "webhook.test", "status": store.WebhookPending}, func(w io.Writer) {
+						fmt.Fprintf(w, "queued webhook.test event %s; a running `boxoffice serve` delivers it\n", id)
+					})
 				}),
 			},
 			{
@@ -108,7 +107,7 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 					limitFlag(20, maxWebhookListLimit, "of the newest events"),
 					jsonFlag(),
 				},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					n, err := limit(cmd, maxWebhookListLimit)
 					if err != nil {
 						return err
@@ -137,7 +136,7 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 				Usage:     "deliver an event again once its delivery has ended (a new round of up to 10 attempts); refused while one is under way",
 				ArgsUsage: "EVENT_ID",
 				Flags:     []cli.Flag{jsonFlag()},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					a, err := args(cmd, "EVENT_ID")
 					if err != nil {
 						return err
@@ -145,11 +144,9 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 					if err := m.Webhooks.Redeliver(ctx, a[0]); err != nil {
 						return err
 					}
-					if cmd.Bool("json") {
-						return printJSON(stdout, map[string]any{"event_id": a[0], "status": store.WebhookPending})
-					}
-					fmt.Fprintf(stdout, "queued event %s for redelivery\n", a[0])
-					return nil
+					return output(cmd, stdout, map[string]any{"event_id": a[0], "status": store.WebhookPending}, func(w io.Writer) {
+						fmt.Fprintf(w, "queued event %s for redelivery\n", a[0])
+					})
 				}),
 			},
 			{
@@ -159,16 +156,14 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.Int64Flag{Name: "app", Required: true, Usage: "app id"},
 					jsonFlag(),
 				},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					appID := cmd.Int64("app")
 					if err := m.Webhooks.Resume(ctx, appID); err != nil {
 						return err
 					}
-					if cmd.Bool("json") {
-						return printJSON(stdout, map[string]any{"app_id": appID, "deliveries": "resumed"})
-					}
-					fmt.Fprintf(stdout, "deliveries to the webhook URL of app %d resumed; redeliver the events that failed meanwhile\n", appID)
-					return nil
+					return output(cmd, stdout, map[string]any{"app_id": appID, "deliveries": "resumed"}, func(w io.Writer) {
+						fmt.Fprintf(w, "deliveries to the webhook URL of app %d resumed; redeliver the events that failed meanwhile\n", appID)
+					})
 				}),
 			},
 		},

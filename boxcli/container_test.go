@@ -1,4 +1,4 @@
-package main
+package boxcli
 
 import (
 	"net/netip"
@@ -83,7 +83,7 @@ func cliEnvVars() map[string]bool {
 func TestContainerFiles(t *testing.T) {
 	t.Parallel()
 	read := func(name string) string {
-		b, err := os.ReadFile("../../" + name)
+		b, err := os.ReadFile("../" + name)
 		require.NoError(t, err)
 		return string(b)
 	}
@@ -133,7 +133,7 @@ func TestContainerFiles(t *testing.T) {
 		require.Equal(t, `["/usr/local/bin/boxoffice"]`, entry)
 		// The health check's command exists, and reads ADDR as serve does.
 		var found *cli.Command
-		for _, c := range newCLI(nil, nil).Commands {
+		for _, c := range New(nil, nil).Commands {
 			if c.Name == "healthcheck" {
 				found = c
 			}

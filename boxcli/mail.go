@@ -1,4 +1,4 @@
-package main
+package boxcli
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/boxoffice/boxoffice/mail"
+	"github.com/boxoffice/boxoffice/server"
 	"github.com/urfave/cli/v3"
 )
 
@@ -45,7 +46,7 @@ func mailCommand(stdout, stderr io.Writer) *cli.Command {
 				Name:  "list",
 				Usage: "the development mailbox, newest first",
 				Flags: []cli.Flag{limitFlag(20, mail.MaxRecent, "of the newest messages"), jsonFlag()},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					n, err := limit(cmd, mail.MaxRecent)
 					if err != nil {
 						return err
@@ -78,7 +79,7 @@ func mailCommand(stdout, stderr io.Writer) *cli.Command {
 				Usage:     "one message of the development mailbox: its headers and text part (the HTML part is at /mail/ID on the admin listener)",
 				ArgsUsage: "ID",
 				Flags:     []cli.Flag{jsonFlag()},
-				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *Main) error {
+				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
 					id, err := idArg(cmd, "mail message")
 					if err != nil {
 						return err

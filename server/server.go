@@ -1,4 +1,9 @@
-package main
+// Package server is the whole program built in one place: its
+// configuration (Config), the database and every service (Main), the
+// public HTTP handler, the admin listener with the health checks, and
+// serving until told to stop. The command line (boxcli) and the end-to-end
+// tests open a Main, use it and close it.
+package server
 
 import (
 	"context"
@@ -37,11 +42,14 @@ import (
 
 // Config is the service's configuration (docs/operator.md, "Configuration").
 type Config struct {
+	// DatabaseURL is sqlite://PATH or postgres://…; Addr is where serve
+	// listens.
 	DatabaseURL string
 	Addr        string
 	// AdminAddr is the admin listener of serve (/metrics and health);
 	// empty disables it.
-	AdminAddr     string
+	AdminAddr string
+	// PublicBaseURL is the base of every URL the service hands out.
 	PublicBaseURL string
 	// AllowPrivateWebhooks accepts http:// and private webhook targets.
 	AllowPrivateWebhooks bool
@@ -78,6 +86,9 @@ type Config struct {
 	// Clock is every service's clock; nil is the real one (tests move
 	// their own instead of sleeping).
 	Clock func() time.Time
+	// ReadyClock is the clock of /readyz's cached state; nil is the real
+	// one (tests move their own to let the state age without sleeping).
+	ReadyClock func() time.Time
 	// Live bounds each app's and each account's subscriptions and
 	// WebSocket connections per instance, and sets how often SQLite is
 	// polled for changes.
@@ -87,7 +98,9 @@ type Config struct {
 	LiveInitTimeout  time.Duration
 	LivePingInterval time.Duration
 	// PaymentProvider takes live payments: "paystack", "dev" (development
-	// only, explicitly), or "" (none: live paid checkout answers 503).
+	// only, explicitly), or "" (none: live paid checkout answers 503);
+	// PaystackSecretKey and PaystackBaseURL are Paystack's secret key and
+	// the base of its API.
 	PaymentProvider   string
 	PaystackSecretKey string
 	PaystackBaseURL   string
@@ -109,7 +122,7 @@ type Config struct {
 	MailRetryBase time.Duration
 }
 
-// DefaultConfig returns docs/operator.md's defaults.
+// DefaultConfig returns the defaults docs/operator.md documents.
 func DefaultConfig() Config {
 	d := checkout.DefaultConfig()
 	return Config{
@@ -131,6 +144,10 @@ func DefaultConfig() Config {
 // Main is the whole program, built in one place: configuration, database
 // and every service. Commands and tests open one, use it, and close it.
 type Main struct {
+	// Config is what New built the program from, DB its database, Log
+	// where it logs, Now every service's clock (Config.Clock or the real
+	// one). Catalog and the services after it are each named for their
+	// package and built by New over DB; Resolver is what both APIs call.
 	Config  Config
 	DB      *store.DB
 	Log     *slog.Logger
@@ -199,6 +216,9 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 		now = func() time.Time { return cfg.Clock().UTC() }
 	}
 	m := &Main{Config: cfg, DB: db, Log: log, Now: now, ready: &readiness{db: db, now: time.Now}}
+	if cfg.ReadyClock != nil {
+		m.ready.now = cfg.ReadyClock
+	}
 	var err error
 	if m.trusted, err = ratelimit.ParseTrusted(cfg.TrustedProxies); err != nil {
 		return nil, err
@@ -305,6 +325,10 @@ func (m *Main) Migrate(ctx context.Context) error {
 	return jobs.Migrate(ctx, m.DB)
 }
 
+// LimitStore returns the store of the rate-limit counters: memory, or
+// Redis shared by every instance.
+func (m *Main) LimitStore() *ratelimit.Store { return m.limitStore }
+
 // Close ends live subscriptions and the event streams, and releases the
 // listener, the database and Redis.
 func (m *Main) Close() error {
@@ -327,10 +351,10 @@ func (m *Main) Serve(ctx context.Context, ln, admin net.Listener) error {
 	} else if off {
 		m.Log.Warn(store.AutovacuumWarning)
 	}
-	servers := []*http.Server{m.httpServer(m.Handler())}
+	servers := []*http.Server{m.HTTPServer(m.Handler())}
 	listeners := []net.Listener{ln}
 	if admin != nil {
-		servers = append(servers, m.httpServer(m.AdminHandler()))
+		servers = append(servers, m.HTTPServer(m.AdminHandler()))
 		listeners = append(listeners, admin)
 	}
 	// Event streams never go idle: Shutdown ends them, or it would wait.
@@ -374,8 +398,8 @@ func (m *Main) Serve(ctx context.Context, ln, admin net.Listener) error {
 	return serveErr
 }
 
-// httpServer returns a server of h with the service's timeouts.
-func (m *Main) httpServer(h http.Handler) *http.Server {
+// HTTPServer returns a server of h with the service's timeouts.
+func (m *Main) HTTPServer(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,

@@ -1,8 +1,10 @@
-package main
+package boxcli
 
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -19,7 +21,7 @@ import (
 // looks for, made through the API, the pages and the payment provider as
 // buyers make them, and the command line on the same database.
 type ordersFixture struct {
-	*testBundle
+	*served
 	dbURL string
 	rc    *receiver
 	// sandboxPaid (2 Highlife tickets, paid on the sandbox page, delivered
@@ -33,34 +35,46 @@ type ordersFixture struct {
 func setupOrders(t *testing.T, kind string) *ordersFixture {
 	t.Helper()
 	dbURL := storetest.FreshURL(t, kind)
-	f := &ordersFixture{testBundle: setup(t, storetest.OpenURL(t, dbURL), fastJobs), dbURL: dbURL}
-	f.rc = newReceiver(t, ok)
+	f := &ordersFixture{served: serve(t, storetest.OpenURL(t, dbURL), fastJobs), dbURL: dbURL}
+	f.rc = newReceiver(t)
 	f.pointWebhooks(t, f.rc.srv.URL+"/hooks")
 	f.startJobs(t)
 	ctx := context.Background()
 
-	ref, checkoutURL := f.testBundle.sandboxPending(t, f.highlife(2))
-	f.submitOutcome(t, checkoutURL, "paid")
+	ref, checkoutURL := f.pending(t, f.testKey, f.highlife(2))
+	f.press(t, checkoutURL, url.Values{"outcome": {"paid"}})
 	f.sandboxPaid = ref
 	f.rc.waitType(t, "order.paid")
-	f.sandboxPending, _ = f.testBundle.sandboxPending(t, f.highlife(1))
+	f.sandboxPending, _ = f.pending(t, f.testKey, f.highlife(1))
 
-	ref, checkoutURL = f.livePending(t)
+	ref, checkoutURL = f.pending(t, f.liveKey, f.highlife(1))
 	back := f.press(t, f.press(t, checkoutURL+"/pay", nil), url.Values{"outcome": {"pay"}})
-	_, page := f.browse(t, back)
+	page := f.browse(t, back)
 	require.Contains(t, page, "Payment received")
 	f.livePaid = ref
 
-	f.lateReview, _ = f.livePending(t)
+	f.lateReview, _ = f.pending(t, f.liveKey, f.highlife(1))
 	_, _, err := f.m.Checkout.Settle(ctx, f.lateReview, store.OrderExpired)
 	require.NoError(t, err)
 	_, err = f.m.Checkout.ConfirmPayment(ctx, &payments.Status{Reference: f.lateReview, State: payments.Paid, Amount: 12000, Currency: "GHS"})
 	require.NoError(t, err)
 
-	f.amountReview, _ = f.livePending(t)
+	f.amountReview, _ = f.pending(t, f.liveKey, f.highlife(1))
 	_, err = f.m.Checkout.ConfirmPayment(ctx, &payments.Status{Reference: f.amountReview, State: payments.Paid, Amount: 100, Currency: "GHS"})
 	require.NoError(t, err)
 	return f
+}
+
+// scrape returns the metrics page of an admin listener.
+func scrape(t testing.TB, adminURL string) string {
+	t.Helper()
+	res, err := http.Get(adminURL + "/metrics")
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return string(body)
 }
 
 // refs returns the references of an `orders list --json` answer, in order.
@@ -180,7 +194,7 @@ func TestCLIOrders(t *testing.T) {
 
 			t.Run("OKExpire", func(t *testing.T) {
 				before := f.ticket(t, "DEMO-HIGHLIFE-REG")
-				live, _ := f.livePending(t)
+				live, _ := f.pending(t, f.liveKey, f.highlife(1))
 				require.Equal(t, before.Held+1, f.ticket(t, "DEMO-HIGHLIFE-REG").Held)
 				got := mustJSON(t, f.dbURL, "orders", "expire", live, "--json")
 				require.Equal(t, live, got["reference"])

@@ -1,4 +1,4 @@
-package main
+package boxcli
 
 import (
 	"bytes"
@@ -35,11 +35,11 @@ func TestHealthURL(t *testing.T) {
 // server, as a container's HEALTHCHECK does, and against one that is down.
 func TestHealthcheckCommand(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, storetest.MustOpen(t, "sqlite"))
+	tb := serve(t, storetest.MustOpen(t, "sqlite"))
 	addr := strings.TrimPrefix(tb.srv.URL, "http://")
 	run := func(args ...string) (string, error) {
 		var stdout, stderr bytes.Buffer
-		err := newCLI(&stdout, &stderr).Run(context.Background(), append([]string{"boxoffice"}, args...))
+		err := New(&stdout, &stderr).Run(context.Background(), append([]string{"boxoffice"}, args...))
 		return stdout.String(), err
 	}
 	out, err := run("--addr", addr, "healthcheck")
