@@ -17,6 +17,7 @@ import (
 	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/payments"
+	"github.com/boxoffice/boxoffice/refunds"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/tickets"
 	"github.com/boxoffice/boxoffice/webpage"
@@ -34,6 +35,9 @@ type Handler struct {
 	Payments payments.Provider // nil: no provider configured
 	Now      func() time.Time
 	Log      *slog.Logger
+	// Refunds settles refunds the provider's callbacks report; nil
+	// ignores those callbacks.
+	Refunds *refunds.Service
 }
 
 // Routes registers the pages and the provider's callback endpoint. The pay
@@ -188,6 +192,21 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 		if _, err := h.Checkout.ConfirmPayment(r.Context(), st); err != nil && apperr.CodeOf(err) != apperr.OrderNotFound {
 			h.fail(w, r, err) // 5xx: the provider retries
 			return
+		}
+	}
+	if rc, ok := h.Payments.(payments.RefundCallbacks); ok && st == nil && h.Refunds != nil {
+		// A refund's news: the provider's list of the payment's refunds
+		// settles them (the callback itself is only the prompt).
+		n, err := rc.ParseRefundCallback(r.Header, body)
+		if err != nil {
+			http.Error(w, "malformed callback", http.StatusBadRequest)
+			return
+		}
+		if n != nil {
+			if err := h.Refunds.Reconcile(r.Context(), *n); err != nil {
+				h.fail(w, r, err) // 5xx: the provider retries
+				return
+			}
 		}
 	}
 	w.WriteHeader(http.StatusOK)

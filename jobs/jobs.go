@@ -2,7 +2,8 @@
 // deliveries (retried with exponential backoff, at most webhook.MaxAttempts
 // times, in a queue of their own; a delivery whose app already has its
 // share of the workers, webhook.Slots, is snoozed rather than run), ticket
-// emails (retried for at least MailRetryWindow, in a queue of their own), the
+// emails (retried for at least MailRetryWindow, in a queue of their own),
+// the return of live refunds' money at the payment provider, the
 // periodic sweep that expires pending orders, and the periodic purge of
 // expired idempotency keys and portal sessions. Jobs live in the service's
 // own database, are inserted in the transaction of the change
@@ -25,6 +26,7 @@ import (
 	"github.com/boxoffice/boxoffice/accounts"
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/idempotency"
+	"github.com/boxoffice/boxoffice/refunds"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/tickets"
 	"github.com/boxoffice/boxoffice/webhook"
@@ -153,8 +155,9 @@ func riverConfig(cfg Config, workers *river.Workers, log *slog.Logger) (*river.C
 
 // New builds a runner over db. It does not start working until Start.
 func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, tk *tickets.Service, keys *idempotency.Service, sessions *accounts.Service,
-	cfg Config, log *slog.Logger) (*Runner, error) {
+	money *refunds.Service, cfg Config, log *slog.Logger) (*Runner, error) {
 	workers := river.NewWorkers()
+	river.AddWorker(workers, &refundWorker{refunds: money})
 	river.AddWorker(workers, &deliverWorker{hooks: hooks})
 	mailBase := cmp.Or(cfg.MailRetryBase, DefaultMailRetryBase)
 	river.AddWorker(workers, &ticketEmailWorker{tickets: tk, retry: mailBackoff{base: mailBase}})

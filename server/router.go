@@ -64,7 +64,7 @@ func (m *Main) Handler() http.Handler {
 
 	r.Mount("/portal", (&portal.Handler{Service: m.Portal, Log: m.Log}).Routes())
 	(&sandbox.Handler{Checkout: m.Checkout, Now: m.Now, Log: m.Log}).Routes(r)
-	(&hosted.Handler{Checkout: m.Checkout, Payments: m.Payments, Now: m.Now, Log: m.Log}).Routes(r)
+	(&hosted.Handler{Checkout: m.Checkout, Payments: m.Payments, Now: m.Now, Log: m.Log, Refunds: m.Refunds}).Routes(r)
 	(&ticketpage.Handler{Load: m.Tickets.Page, Log: m.Log}).Routes(r)
 	(&doorpage.Handler{Event: m.doorEvent, WriteError: func(w http.ResponseWriter, r *http.Request, err error) {
 		rest.WriteError(w, r, m.Log, err)

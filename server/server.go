@@ -33,6 +33,7 @@ import (
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/ratelimit"
 	"github.com/boxoffice/boxoffice/readcache"
+	"github.com/boxoffice/boxoffice/refunds"
 	"github.com/boxoffice/boxoffice/resolvers"
 	"github.com/boxoffice/boxoffice/rest"
 	"github.com/boxoffice/boxoffice/store"
@@ -160,7 +161,9 @@ type Main struct {
 	Portal      *accounts.Service
 	Idempotency *idempotency.Service
 	Checkout    *checkout.Service
-	Tickets     *tickets.Service
+	// Refunds makes refunds and returns their money.
+	Refunds *refunds.Service
+	Tickets *tickets.Service
 	// CheckIns decides and records the door's scans.
 	CheckIns *checkin.Service
 	// Mail sends ticket emails: SMTP, or the development mailbox.
@@ -281,17 +284,21 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 			return err
 		}
 	}
-	m.Resolver = &resolvers.Resolver{Catalog: m.Catalog, Checkout: m.Checkout, CheckIns: m.CheckIns, Live: m.Live, Now: now}
+	m.Refunds = &refunds.Service{DB: db, Orders: m.Checkout, Idempotency: m.Idempotency, Webhooks: m.Webhooks,
+		Payments: m.Payments, Now: now}
+	m.Resolver = &resolvers.Resolver{Catalog: m.Catalog, Checkout: m.Checkout, CheckIns: m.CheckIns, Live: m.Live,
+		Refunds: m.Refunds, Now: now}
 	jc := cfg.Jobs
 	jc.RetryBase = cfg.WebhookRetryBase
 	jc.MailRetryBase = cfg.MailRetryBase
-	runner, err := jobs.New(db, m.Webhooks, m.Checkout, m.Tickets, m.Idempotency, m.Portal, jc, log)
+	runner, err := jobs.New(db, m.Webhooks, m.Checkout, m.Tickets, m.Idempotency, m.Portal, m.Refunds, jc, log)
 	if err != nil {
 		return nil, err
 	}
 	m.Jobs = runner
 	m.Webhooks.Enqueue = runner.EnqueueDelivery
 	m.Tickets.EnqueueEmail = runner.EnqueueTicketEmail
+	m.Refunds.EnqueueSend = runner.EnqueueRefund
 	m.Portal.Mail, m.Portal.From, m.Portal.EnqueueNotice = m.Mail, cfg.MailFrom, runner.EnqueueSignUpNotice
 	m.Portal.Checkout = m.Checkout
 	return m, nil
