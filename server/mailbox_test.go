@@ -1,8 +1,9 @@
-package main
+package server
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -16,10 +17,23 @@ import (
 // there: it holds buyers' addresses and ticket links.
 func TestMailboxListeners(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, storetest.MustOpen(t, "sqlite"))
-	admin := httptest.NewServer(tb.m.AdminHandler())
+	m := mustNew(t, storetest.MustOpen(t, "sqlite"))
+	admin := httptest.NewServer(m.AdminHandler())
 	t.Cleanup(admin.Close)
-	require.NoError(t, tb.m.Mailbox.Send(context.Background(), mail.Message{From: mail.DefaultFrom, To: "ama@example.com",
+	public := httptest.NewServer(m.Handler())
+	t.Cleanup(public.Close)
+	send := func(t *testing.T, method, url string) (*http.Response, []byte) {
+		t.Helper()
+		req, err := http.NewRequest(method, url, nil)
+		require.NoError(t, err)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		body, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return res, body
+	}
+	require.NoError(t, m.Mailbox.Send(context.Background(), mail.Message{From: mail.DefaultFrom, To: "ama@example.com",
 		Subject: "Your tickets", Text: "tok_secret", Attachments: []mail.Attachment{{Name: "t.pdf", ContentType: "application/pdf", Data: []byte("%PDF")}}}))
 	for _, path := range []string{"/mail", "/mail/1", "/mail/1/attachments/1"} {
 		res, body := send(t, http.MethodGet, admin.URL+path)
@@ -29,7 +43,7 @@ func TestMailboxListeners(t *testing.T) {
 		if path == "/mail/1" {
 			require.Contains(t, string(body), "tok_secret")
 		}
-		res, body = send(t, http.MethodGet, tb.srv.URL+path)
+		res, body = send(t, http.MethodGet, public.URL+path)
 		require.Equal(t, http.StatusNotFound, res.StatusCode, "public %s", path)
 		require.NotContains(t, string(body), "tok_secret")
 		require.NotContains(t, string(body), "ama@example.com")
