@@ -143,6 +143,7 @@ func TestCheckout(t *testing.T) {
 				"items": []any{map[string]any{"ticket_id": float64(tb.demo.Catalog.Tickets["DEMO-HIGHLIFE-REG"]), "name": "Regular",
 					"quantity": 2.0, "unit_price": "120.00", "amount": "240.00"}},
 				"tickets": []any{}, "tickets_url": nil, "tickets_email": map[string]any{"status": "not_sent", "sent_at": nil},
+				"refunded_amount": "0.00", "refund_status": "none", "refunds": []any{},
 			}, order.data())
 			require.Regexp(t, `Z$`, order.data()["created_at"])
 		})

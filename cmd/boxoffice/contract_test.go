@@ -415,7 +415,8 @@ func TestWebhookContractCatchesDrift(t *testing.T) {
 		`"items":[{"ticket_id":3,"name":"GA","quantity":1,"unit_price":"0.00","amount":"0.00"}],` +
 		`"tickets":[{"id":"itk_abc","code":"TESTABCDEFGHIJKLMNOPQRSTUVWXYZ234567","order_reference":"sbx_abc","ticket_id":3,` +
 		`"ticket_name":"GA","event_id":1,"eventdate_id":2,"position":1,"tickets_in_order":1,"status":"valid","checked_in_at":null,"environment":"test"}],` +
-		`"tickets_url":"https://boxoffice.example/tickets/abc","tickets_email":{"status":"not_sent","sent_at":null}}`
+		`"tickets_url":"https://boxoffice.example/tickets/abc","tickets_email":{"status":"not_sent","sent_at":null},` +
+		`"refunded_amount":"0.00","refund_status":"none","refunds":[]}`
 	paid := `{"id":"` + id + `","type":"order.paid","created_at":"2026-01-02T03:04:05Z","environment":"test","sequence":1,"data":{"order":` + order + `}}`
 	test := `{"id":"` + id + `","type":"webhook.test","created_at":"2026-01-02T03:04:05Z","environment":"live","sequence":0,"data":{"message":"hi"}}`
 	signed := func(typ, body string) http.Header {

@@ -128,7 +128,7 @@ func TestWebhookStreams(t *testing.T) {
 			res = tb.get(t, path+"?types=order.paid,order.bogus", tb.testKey)
 			require.Equal(t, http.StatusUnprocessableEntity, res.Status)
 			require.Equal(t, "validation_failed", res.errorCode())
-			require.Equal(t, map[string]any{"types": []any{`"order.bogus" is not an event type (order.paid, order.completed, order.failed, order.expired, ticket.checked_in, ticket.voided, webhook.test)`}},
+			require.Equal(t, map[string]any{"types": []any{`"order.bogus" is not an event type (order.paid, order.completed, order.failed, order.expired, ticket.checked_in, ticket.voided, refund.created, refund.succeeded, refund.failed, webhook.test)`}},
 				res.Body["error"].(map[string]any)["details"])
 
 			live := tb.emitTest(t, store.EnvLive)

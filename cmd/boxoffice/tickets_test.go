@@ -22,6 +22,8 @@ const orderQuery = `query($r: String!) { order(reference: $r) {
   items { ticketId name quantity unitPrice amount }
   tickets { id code orderReference ticketId ticketName eventId eventdateId position ticketsInOrder status checkedInAt environment }
   ticketsUrl ticketsEmail { status sentAt }
+  refundedAmount refundStatus
+  refunds { id orderReference amount currency tickets reason status failureReason metadata environment createdAt updatedAt }
 } }`
 
 var camelHump = regexp.MustCompile(`([a-z0-9])([A-Z])`)
@@ -48,7 +50,7 @@ func restShaped(v any, key string) any {
 		}
 		return out
 	case string:
-		if key == "status" || key == "environment" {
+		if key == "status" || key == "environment" || key == "refund_status" || key == "reason" {
 			return strings.ToLower(x)
 		}
 	}
