@@ -434,7 +434,7 @@ func TestRESTTypeErrors(t *testing.T) {
 }
 
 // TestCheckoutLimitFirst: over the checkout limit, both APIs answer 429
-// before looking at the Idempotency-Key or the body (DESIGN.md's order).
+// before looking at the Idempotency-Key or the body, in checkout's order (checkout.Service.Create's doc).
 func TestCheckoutLimitFirst(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
