@@ -378,6 +378,8 @@ func TestDecide(t *testing.T) {
 		}{
 			{name: "OKPaid", decisions: []payments.State{payments.Paid}, want: payments.Paid, wantConfirms: 1},
 			{name: "OKDeclined", decisions: []payments.State{payments.Declined}, want: payments.Declined, wantConfirms: 1},
+			// Deciding pending leaves it pending, and nothing is confirmed.
+			{name: "OKPendingIsNotConfirmed", decisions: []payments.State{payments.Pending}, want: payments.Pending},
 			{name: "OKWithoutConfirm", decisions: []payments.State{payments.Paid}, noConfirm: true, want: payments.Paid},
 			{name: "OKSecondDecisionChangesNothing", decisions: []payments.State{payments.Paid, payments.Declined},
 				want: payments.Paid, wantConfirms: 2},
