@@ -1,12 +1,12 @@
 package rest
 
 import (
+	"io"
 	"net/http"
 	"strings"
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/checkout"
-	"github.com/boxoffice/boxoffice/graph/model"
 	"github.com/go-chi/chi/v5"
 )
 
@@ -23,19 +23,9 @@ type statusMeta struct {
 // GraphQL mutation calls, which checks the header before it reports what
 // decoding found.
 func (h *Handler) createCheckoutSession(w http.ResponseWriter, r *http.Request) {
-	var (
-		in       *model.CheckoutRequest
-		problems apperr.Details
-	)
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
-		problems = apperr.Details{"body": {"Content-Type must be application/json"}}
-	} else {
-		in, problems = decodeCheckout(http.MaxBytesReader(w, r.Body, maxCheckoutBody))
-	}
+	in, problems := decodeJSON(w, r, maxCheckoutBody, decodeCheckout)
 	sess, replayed, err := h.Resolver.CreateCheckoutSession(r.Context(), r.Header.Get("Idempotency-Key"), in, problems)
-	if replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
-	}
+	markReplayed(w, replayed)
 	if err != nil {
 		WriteError(w, r, h.Log, err)
 		return
@@ -71,4 +61,22 @@ func (h *Handler) getOrder(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct {
 		Data *checkout.OrderView `json:"data"`
 	}{o})
+}
+
+// decodeJSON reads a create request's JSON body with decode, bounded to
+// max bytes; a body declared as anything but JSON is a problem of its own.
+// Either way the problems are the resolver's to report, after the
+// Idempotency-Key header.
+func decodeJSON[T any](w http.ResponseWriter, r *http.Request, max int64, decode func(io.Reader) (*T, apperr.Details)) (*T, apperr.Details) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		return nil, apperr.Details{"body": {"Content-Type must be application/json"}}
+	}
+	return decode(http.MaxBytesReader(w, r.Body, max))
+}
+
+// markReplayed sets Idempotent-Replayed on an answer saved for the key.
+func markReplayed(w http.ResponseWriter, replayed bool) {
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
 }

@@ -21,19 +21,9 @@ const maxRefundBody = 64 << 10
 // GraphQL mutation calls. An empty body is a refund of every ticket that
 // is not void.
 func (h *Handler) createRefund(w http.ResponseWriter, r *http.Request) {
-	var (
-		in       *refunds.Input
-		problems apperr.Details
-	)
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
-		problems = apperr.Details{"body": {"Content-Type must be application/json"}}
-	} else {
-		in, problems = decodeRefund(http.MaxBytesReader(w, r.Body, maxRefundBody))
-	}
+	in, problems := decodeJSON(w, r, maxRefundBody, decodeRefund)
 	v, replayed, err := h.Resolver.CreateRefund(r.Context(), chi.URLParam(r, "reference"), r.Header.Get("Idempotency-Key"), in, problems)
-	if replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
-	}
+	markReplayed(w, replayed)
 	if err != nil {
 		WriteError(w, r, h.Log, err)
 		return
