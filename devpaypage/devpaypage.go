@@ -1,6 +1,7 @@
 // Package devpaypage serves the development payment provider's page
 // (payments/devpay) on the service's own site: the payment's amount with
-// Pay and Decline, and where the buyer goes back to once it is decided.
+// Pay and Decline, and where the buyer goes back to once it is decided;
+// once paid, its refunds and the switch that makes them fail.
 // The rules (one decision per payment, its confirmation) are the
 // provider's; this package only answers the browser.
 package devpaypage
@@ -49,6 +50,13 @@ button.pay{background:#137a4b;color:#fff;border-color:#137a4b}</style></head>
 {{else}}
 <p>This payment is {{.State}}. <a href="{{.Back}}">Back to the checkout</a>.</p>
 {{end}}
+{{if .Paid}}
+<h2>Refunds</h2>
+{{range .Refunds}}<p class="refund">{{.ID}}: {{$.Currency}} {{.Amount}} {{.State}}</p>{{else}}<p>No refunds yet.</p>{{end}}
+<p>Refunds of this payment {{if .FailRefunds}}<strong>fail</strong>{{else}}succeed{{end}}.</p>
+{{if .FailRefunds}}<form method="post"><button name="outcome" value="refunds_succeed">Make refunds succeed</button></form>
+{{else}}<form method="post"><button name="outcome" value="refunds_fail">Make refunds fail</button></form>{{end}}
+{{end}}
 </main></body></html>`, "img-src data:")
 
 // load returns the payment of the request's reference, or answers 404.
@@ -77,9 +85,22 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	type refund struct{ ID, Amount, State string }
+	var refunds []refund
+	if dp.State == store.DevPaymentPaid {
+		rs, err := h.Provider.RefundsOf(r.Context(), dp.Reference)
+		if err != nil {
+			webpage.Fail(w, r, h.Log, "development payment", err)
+			return
+		}
+		for _, x := range rs {
+			refunds = append(refunds, refund{ID: x.RefundID, Amount: catalog.FormatAmount(x.Amount), State: string(x.State)})
+		}
+	}
 	err := page.Render(w, http.StatusOK, map[string]any{
 		"Reference": dp.Reference, "Currency": dp.Currency, "Amount": catalog.FormatAmount(dp.Amount),
 		"Pending": dp.State == string(payments.Pending), "State": dp.State, "Back": dp.CallbackURL,
+		"Paid": dp.State == store.DevPaymentPaid, "Refunds": refunds, "FailRefunds": dp.RefundOutcome == store.DevRefundsFail,
 	}, webpage.FormAction(dp.CallbackURL))
 	if err != nil {
 		h.Log.ErrorContext(r.Context(), "development payment page", "error", err)
@@ -99,6 +120,14 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		to = payments.Paid
 	case "decline":
 		to = payments.Declined
+	case "refunds_fail", "refunds_succeed":
+		// The switch that lets a developer try a refund that fails.
+		if err := h.Provider.FailRefunds(r.Context(), dp.Reference, r.PostFormValue("outcome") == "refunds_fail"); err != nil {
+			webpage.Fail(w, r, h.Log, "development payment", err)
+			return
+		}
+		http.Redirect(w, r, "/dev-pay/"+dp.Reference, http.StatusSeeOther)
+		return
 	default:
 		webpage.Message(w, http.StatusBadRequest, "Choose Pay or Decline", "Choose one of the buttons on the development payment page.")
 		return

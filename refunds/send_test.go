@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/boxoffice/boxoffice/payments"
+	"github.com/boxoffice/boxoffice/payments/devpay"
 	"github.com/boxoffice/boxoffice/payments/paystack"
 	"github.com/boxoffice/boxoffice/payments/paystacktest"
 	"github.com/boxoffice/boxoffice/refunds"
@@ -165,5 +166,60 @@ func TestSend(t *testing.T) {
 			require.Equal(t, store.RefundSucceeded, b.stored(t, v.ID).Status, "the callback's prompt settles it")
 			require.NoError(t, b.svc.Reconcile(ctx, payments.RefundNotice{OrderReference: "ord_unknown"}))
 		})
+	})
+}
+
+// TestSendDev: the development provider returns a live refund's money at
+// once, and fails it when its page's switch says so, for tests and for a
+// developer trying the failure path.
+func TestSendDev(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		b := setup(t, db)
+		dev := b.svc.Payments.(*devpay.Provider)
+		tests := []struct {
+			name       string
+			fail       bool
+			wantStatus string
+			wantEvent  string
+		}{
+			{name: "OKSucceeds", wantStatus: store.RefundSucceeded, wantEvent: "refund.succeeded"},
+			{name: "OKFailsWhenTold", fail: true, wantStatus: store.RefundFailed, wantEvent: "refund.failed"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				o := b.highlife(t, store.EnvLive, 2)
+				// The fixture's checkout took the payment through the
+				// development provider; its page's Pay makes it paid there.
+				ref := *o.PaymentReference
+				_, err := dev.Decide(ctx, ref, payments.Paid)
+				require.NoError(t, err)
+				require.NoError(t, dev.FailRefunds(ctx, ref, tt.fail))
+
+				v, _, err := b.refund(o, "dev-"+tt.name, nil)
+				require.NoError(t, err)
+				require.Equal(t, "pending", string(v.Status))
+				require.NoError(t, b.svc.Send(ctx, b.stored(t, v.ID).ID))
+				r := b.stored(t, v.ID)
+				require.Equal(t, tt.wantStatus, r.Status)
+				require.Equal(t, tt.fail, r.FailureReason != nil)
+				events := b.events(t, o)
+				require.Equal(t, tt.wantEvent, events[len(events)-1])
+				got, err := store.OrderByID(ctx, db, o.ID)
+				require.NoError(t, err)
+				if tt.fail {
+					require.Zero(t, got.RefundedAmount)
+					require.Zero(t, got.RefundCommitted, "the failed amount is refundable again")
+				} else {
+					require.Equal(t, o.TotalAmount, got.RefundedAmount)
+				}
+				list, err := dev.RefundsOf(ctx, ref)
+				require.NoError(t, err)
+				require.Len(t, list, 1, "asked once")
+			})
+		}
 	})
 }

@@ -10,6 +10,7 @@ package devpay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -75,7 +76,8 @@ func (p *Provider) CreateAllTx(ctx context.Context, db bun.IDB, rs []payments.Re
 
 func (p *Provider) row(r payments.Request, now time.Time) store.DevPayment {
 	return store.DevPayment{Reference: r.Reference, Amount: r.Amount, Currency: r.Currency,
-		CallbackURL: r.CallbackURL, State: string(payments.Pending), CreatedAt: now, UpdatedAt: now}
+		CallbackURL: r.CallbackURL, State: string(payments.Pending), RefundOutcome: store.DevRefundsSucceed,
+		CreatedAt: now, UpdatedAt: now}
 }
 
 // payment sends the buyer to the provider's page, which devpaypage serves.
@@ -124,4 +126,67 @@ func (p *Provider) Decide(ctx context.Context, ref string, to payments.State) (*
 		}
 	}
 	return dp, nil
+}
+
+// FailureReason is why the development provider refuses a refund when its
+// page says refunds of the payment fail.
+const FailureReason = "The development payment provider was told to fail refunds of this payment."
+
+// Refund implements payments.Refunder: the refund is made at once, or
+// refused when the payment's page says refunds fail; asking again for one
+// refund returns the first answer, as a real provider keyed by the
+// refund's id would. Errors: a refusal for a payment that is not paid,
+// errors wrapping payments.ErrUnavailable when the database cannot answer.
+func (p *Provider) Refund(ctx context.Context, r payments.RefundRequest) (*payments.RefundResult, error) {
+	dp, err := store.DevPaymentByReference(ctx, p.db, r.PaymentReference)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && dp.State != store.DevPaymentPaid) {
+		return nil, fmt.Errorf("devpay: payment %s was not paid; there is nothing to refund", r.PaymentReference)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("devpay: payment %s: %w: %w", r.PaymentReference, payments.ErrUnavailable, err)
+	}
+	row := &store.DevRefund{RefundID: r.RefundID, PaymentReference: r.PaymentReference, Amount: r.Amount,
+		Currency: r.Currency, State: string(payments.RefundSucceeded), CreatedAt: p.now().UTC()}
+	if dp.RefundOutcome == store.DevRefundsFail {
+		why := FailureReason
+		row.State, row.FailureReason = string(payments.RefundFailed), &why
+	}
+	got, err := store.InsertDevRefund(ctx, p.db, row)
+	if err != nil {
+		return nil, fmt.Errorf("devpay: storing refund %s: %w: %w", r.RefundID, payments.ErrUnavailable, err)
+	}
+	res := refundResult(got)
+	return &res, nil
+}
+
+// RefundsOf implements payments.Refunder.
+func (p *Provider) RefundsOf(ctx context.Context, paymentRef string) ([]payments.RefundResult, error) {
+	rows, err := store.DevRefundsOfPayment(ctx, p.db, paymentRef)
+	if err != nil {
+		return nil, fmt.Errorf("devpay: refunds of %s: %w: %w", paymentRef, payments.ErrUnavailable, err)
+	}
+	out := make([]payments.RefundResult, len(rows))
+	for i := range rows {
+		out[i] = refundResult(&rows[i])
+	}
+	return out, nil
+}
+
+func refundResult(r *store.DevRefund) payments.RefundResult {
+	res := payments.RefundResult{RefundID: r.RefundID, ProviderID: "dev_" + r.RefundID, State: payments.RefundState(r.State),
+		Amount: r.Amount}
+	if r.FailureReason != nil {
+		res.FailureReason = *r.FailureReason
+	}
+	return res
+}
+
+// FailRefunds sets whether the next refunds of the payment of ref fail
+// (the development page's switch). Errors: store.ErrNotFound.
+func (p *Provider) FailRefunds(ctx context.Context, ref string, fail bool) error {
+	outcome := store.DevRefundsSucceed
+	if fail {
+		outcome = store.DevRefundsFail
+	}
+	return store.SetDevRefundOutcome(ctx, p.db, ref, outcome, p.now())
 }

@@ -86,7 +86,7 @@ func (o *orders) request(t *testing.T, ref string) payments.Request {
 // row is the payment a request should leave, created at at.
 func row(r payments.Request, at time.Time) *store.DevPayment {
 	return &store.DevPayment{Reference: r.Reference, Amount: r.Amount, Currency: r.Currency, CallbackURL: r.CallbackURL,
-		State: store.DevPaymentPending, CreatedAt: at, UpdatedAt: at}
+		State: store.DevPaymentPending, RefundOutcome: store.DevRefundsSucceed, CreatedAt: at, UpdatedAt: at}
 }
 
 func mustCreate(t *testing.T, p *devpay.Provider, r payments.Request) {
@@ -509,4 +509,65 @@ func TestParseCallback(t *testing.T) {
 			require.Nil(t, st)
 		})
 	}
+}
+
+// TestRefund: the development provider refunds a paid payment at once, or
+// fails it when its page's switch says so, and answers a second request
+// for one refund with the first answer, as a real provider does.
+func TestRefund(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		o := newOrders(t, db)
+		tests := []struct {
+			name      string
+			pay       bool
+			fail      bool
+			wantState payments.RefundState
+			wantErr   bool
+		}{
+			{name: "OKSucceeds", pay: true, wantState: payments.RefundSucceeded},
+			{name: "OKFailsWhenTold", pay: true, fail: true, wantState: payments.RefundFailed},
+			{name: "ErrNotPaid", wantErr: true},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				ctx := context.Background()
+				ref := "ord_refund_" + tt.name
+				p := devpay.New(base, db, (&clock{now: start}).Now)
+				r := o.request(t, ref)
+				mustCreate(t, p, r)
+				if tt.pay {
+					_, err := p.Decide(ctx, ref, payments.Paid)
+					require.NoError(t, err)
+				}
+				require.NoError(t, p.FailRefunds(ctx, ref, tt.fail))
+				req := payments.RefundRequest{RefundID: "rfd_" + tt.name, PaymentReference: ref, Amount: 500, Currency: r.Currency}
+				got, err := p.Refund(ctx, req)
+				if tt.wantErr {
+					require.Error(t, err)
+					require.NotErrorIs(t, err, payments.ErrUnavailable, "a refusal, not an outage")
+					list, err := p.RefundsOf(ctx, ref)
+					require.NoError(t, err)
+					require.Empty(t, list)
+					return
+				}
+				require.NoError(t, err)
+				require.Equal(t, tt.wantState, got.State)
+				require.Equal(t, req.RefundID, got.RefundID)
+				require.Equal(t, int64(500), got.Amount)
+				require.Equal(t, tt.fail, got.FailureReason != "")
+
+				// Asked again, even after the switch moved: the first answer.
+				require.NoError(t, p.FailRefunds(ctx, ref, !tt.fail))
+				again, err := p.Refund(ctx, req)
+				require.NoError(t, err)
+				require.Equal(t, got, again)
+				list, err := p.RefundsOf(ctx, ref)
+				require.NoError(t, err)
+				require.Equal(t, []payments.RefundResult{*got}, list)
+			})
+		}
+	})
 }
