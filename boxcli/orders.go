@@ -65,6 +65,7 @@ func ordersCommand(stdout, stderr io.Writer) *cli.Command {
 					&cli.StringFlag{Name: "env", Usage: "only test or only live orders"},
 					&cli.StringFlag{Name: "status", Usage: "only orders in this status: pending, paid, completed, failed or expired"},
 					&cli.BoolFlag{Name: "refund-review", Usage: "only orders whose payment waits for a refund review (confirmed late, or for the wrong amount)"},
+					&cli.BoolFlag{Name: "refund-failed", Usage: "only orders with a refund whose money the payment provider did not return"},
 					limitFlag(checkout.DefaultSearchLimit, checkout.MaxSearchLimit, "of the newest orders"),
 					jsonFlag(),
 				},
@@ -74,7 +75,7 @@ func ordersCommand(stdout, stderr io.Writer) *cli.Command {
 						return err
 					}
 					q := checkout.Search{AppID: cmd.Int64("app"), Environment: cmd.String("env"), Status: cmd.String("status"),
-						RefundReview: cmd.Bool("refund-review"), Limit: n}
+						RefundReview: cmd.Bool("refund-review"), RefundFailed: cmd.Bool("refund-failed"), Limit: n}
 					if cmd.IsSet("app") && q.AppID < 1 {
 						return fmt.Errorf("--app %d is not a positive integer id", q.AppID)
 					}
@@ -118,6 +119,7 @@ func ordersCommand(stdout, stderr io.Writer) *cli.Command {
 					return output(cmd, stdout, out, func(w io.Writer) { printOrder(w, out, r) })
 				}),
 			},
+			refundCommand(stdout, stderr),
 			{
 				Name: "expire",
 				Usage: "expire a pending order now, as its app's POST /checkout-sessions/{reference}/expire does: " +
@@ -149,6 +151,9 @@ func describeSearch(q checkout.Search) string {
 	if q.RefundReview {
 		s = append(s, " flagged for refund review")
 	}
+	if q.RefundFailed {
+		s = append(s, " with a failed refund")
+	}
 	if q.Status != "" {
 		s = append(s, " "+q.Status)
 	}
@@ -170,6 +175,11 @@ func printOrderLine(w io.Writer, o orderJSON) {
 		deref(o.Currency), o.TotalAmount, deref(o.CreatedAt))
 	if o.RefundReview {
 		fmt.Fprintf(w, "  REFUND REVIEW: %s", orNone(deref(o.ReviewNote)))
+	}
+	for _, r := range o.Refunds {
+		if r.Status == "failed" {
+			fmt.Fprintf(w, "  REFUND FAILED: %s %s: %s", r.ID, r.Amount, deref(r.FailureReason))
+		}
 	}
 	fmt.Fprintln(w)
 }
@@ -215,6 +225,12 @@ func printOrder(w io.Writer, o orderShowJSON, r *checkout.Record) {
 		}
 		if o.TicketsURL != nil {
 			fmt.Fprintf(w, "    page: %s\n", *o.TicketsURL)
+		}
+	}
+	if len(o.Refunds) > 0 {
+		fmt.Fprintf(w, "  %d refund(s), %s refunded (%s):\n", len(o.Refunds), o.RefundedAmount, o.RefundStatus)
+		for _, r := range o.Refunds {
+			printRefundLine(w, "    ", r)
 		}
 	}
 	if len(o.WebhookEvents) == 0 {

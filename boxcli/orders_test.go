@@ -2,6 +2,7 @@ package boxcli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -255,6 +256,85 @@ func TestCLIOrders(t *testing.T) {
 				require.Contains(t, text, "# TYPE boxoffice_orders_refund_review gauge\n")
 				require.Contains(t, text, "boxoffice_orders_refund_review{environment=\"live\"} 2\n")
 				require.Contains(t, text, "boxoffice_orders_refund_review{environment=\"test\"} 0\n")
+			})
+
+			// Runs last: it refunds the fixture's orders.
+			t.Run("OKRefund", func(t *testing.T) {
+				ctx := context.Background()
+				refundOf := func(ref string, i int) map[string]any {
+					t.Helper()
+					rs := mustJSON(t, f.dbURL, "orders", "show", ref, "--json")["refunds"].([]any)
+					return rs[i].(map[string]any)
+				}
+				waitRefund := func(ref string, i int, status string) {
+					t.Helper()
+					waitFor(t, 30*time.Second, "refund "+status+" of "+ref, func() bool { return refundOf(ref, i)["status"] == status })
+				}
+
+				// A sandbox order: one ticket, succeeded at once.
+				paid := mustJSON(t, f.dbURL, "orders", "show", f.sandboxPaid, "--json")
+				first := paid["tickets"].([]any)[0].(map[string]any)["id"].(string)
+				got := mustJSON(t, f.dbURL, "orders", "refund", f.sandboxPaid, "--ticket", first, "--json")
+				require.Equal(t, "succeeded", got["status"])
+				require.Equal(t, "120.00", got["amount"])
+				require.Equal(t, []any{first}, got["tickets"])
+				require.Equal(t, "requested_by_customer", got["reason"])
+				refusal := func(args ...string) map[string]any {
+					t.Helper()
+					stdout, _, err := runMain(t, f.dbURL, append(append([]string{"orders", "refund"}, args...), "--json")...)
+					require.Error(t, err)
+					var v map[string]any
+					require.NoError(t, json.Unmarshal([]byte(stdout), &v), stdout)
+					return v
+				}
+				require.Equal(t, "Ticket "+first+" is void already.", refusal(f.sandboxPaid, "--ticket", first)["error"], "a ticket is cancelled once")
+				// OKExpire expired it.
+				require.Equal(t, "Order "+f.sandboxPending+" is expired; only paid and completed orders can be refunded.", refusal(f.sandboxPending)["error"])
+				require.Equal(t, "--money-only cancels no ticket: leave out --ticket", refusal(f.sandboxPaid, "--money-only", "--ticket", first)["error"])
+
+				// A live order paid through the development provider: the
+				// server's job returns the money.
+				out, err := runCLI(t, f.dbURL, "orders", "refund", f.livePaid, "--reason", "duplicate")
+				require.NoError(t, err)
+				require.Regexp(t, `^refund rfd_[a-z2-7]{26} of order `+f.livePaid+`: GHS 120\.00, 1 ticket\(s\) cancelled, duplicate, pending\n`+
+					"the payment provider is asked for the money by a running `boxoffice serve`", out)
+				waitRefund(f.livePaid, 0, "succeeded")
+				show, err := runCLI(t, f.dbURL, "orders", "show", f.livePaid)
+				require.NoError(t, err)
+				require.Contains(t, show, "  1 refund(s), 120.00 refunded (full):\n    refund rfd_")
+
+				// A refund review whose return fails: listed, counted, and
+				// flagged again until a second return succeeds.
+				for _, ref := range []string{f.lateReview, f.amountReview} {
+					_, err := store.DecideDevPayment(ctx, f.m.DB, ref, store.DevPaymentPaid, time.Now())
+					require.NoError(t, err)
+				}
+				require.NoError(t, store.SetDevRefundOutcome(ctx, f.m.DB, f.lateReview, store.DevRefundsFail, time.Now()))
+				got = mustJSON(t, f.dbURL, "orders", "refund", f.lateReview, "--json")
+				require.Equal(t, "120.00", got["amount"])
+				require.Empty(t, got["tickets"])
+				waitRefund(f.lateReview, 0, "failed")
+				require.Equal(t, []string{f.lateReview}, list("--refund-failed"))
+				require.Equal(t, []string{f.amountReview, f.lateReview}, list("--refund-review"), "waiting for review again")
+				out, err = runCLI(t, f.dbURL, "orders", "list", "--refund-failed")
+				require.NoError(t, err)
+				require.Contains(t, out, "REFUND FAILED: rfd_")
+				admin := httptest.NewServer(f.m.AdminHandler())
+				defer admin.Close()
+				require.Contains(t, scrape(t, admin.URL), "boxoffice_refunds_failed{environment=\"live\"} 1\n")
+
+				require.NoError(t, store.SetDevRefundOutcome(ctx, f.m.DB, f.lateReview, store.DevRefundsSucceed, time.Now()))
+				mustJSON(t, f.dbURL, "orders", "refund", f.lateReview, "--json")
+				waitRefund(f.lateReview, 1, "succeeded")
+				require.Equal(t, []string{f.amountReview}, list("--refund-review"))
+				late := mustJSON(t, f.dbURL, "orders", "show", f.lateReview, "--json")
+				require.Contains(t, late["review_note"], "confirmed while the order was expired", "the note stays")
+
+				// The wrong amount: what was paid is returned, no more.
+				require.Equal(t, "The refund of GHS 1.01 is more than the payment under review, GHS 1.00.", refusal(f.amountReview, "--amount", "1.01")["error"])
+				got = mustJSON(t, f.dbURL, "orders", "refund", f.amountReview, "--json")
+				require.Equal(t, "1.00", got["amount"])
+				require.Empty(t, list("--refund-review"))
 			})
 		})
 	}

@@ -62,6 +62,9 @@ type settlement struct {
 type change struct {
 	to     string // the status the order moves to; "" leaves it as it is
 	review string // when set, the payment is flagged for refund review with this note
+	// paid is the payment under review: what a refund of the review returns.
+	paid     int64
+	currency string
 }
 
 // decide is the rule of an order's lifecycle, and the only place it is
@@ -83,6 +86,7 @@ func decide(o *store.Order, s settlement, now time.Time) change {
 	if p == nil || p.State != payments.Paid || o.Status == store.OrderPaid {
 		return c
 	}
+	c.paid, c.currency = p.Amount, strings.ToUpper(p.Currency)
 	if p.Amount != o.TotalAmount || !strings.EqualFold(p.Currency, o.Currency) {
 		if c.to == store.OrderPaid {
 			c.to = ""
@@ -155,7 +159,7 @@ func (s *Service) settle(ctx context.Context, ref string, st settlement) (*store
 		}
 		now := s.Now().UTC()
 		c := decide(o, st, now)
-		if c == (change{}) {
+		if c.to == "" && c.review == "" {
 			return o, false, nil
 		}
 		lost := false
@@ -168,7 +172,7 @@ func (s *Service) settle(ctx context.Context, ref string, st settlement) (*store
 				}
 			}
 			if c.review != "" {
-				_, err := store.FlagRefundReview(ctx, tx, ref, c.review, now)
+				_, err := store.FlagRefundReview(ctx, tx, ref, c.review, c.paid, c.currency, now)
 				return err
 			}
 			return nil

@@ -26,6 +26,9 @@ type Search struct {
 	// RefundReview keeps only orders whose payment is flagged for a
 	// refund review (confirmed late, or for the wrong amount).
 	RefundReview bool
+	// RefundFailed keeps only orders with a refund whose money the
+	// provider did not return.
+	RefundFailed bool
 	// Limit is 1 to MaxSearchLimit; 0 means DefaultSearchLimit.
 	Limit int
 }
@@ -112,7 +115,7 @@ func (s *Service) SearchOrders(ctx context.Context, q Search) ([]*Record, error)
 		}
 	}
 	orders, err := store.SearchOrders(ctx, s.DB, store.OrderSearch{AppID: q.AppID, Environment: q.Environment,
-		Status: q.Status, RefundReview: q.RefundReview, Limit: q.Limit})
+		Status: q.Status, RefundReview: q.RefundReview, RefundFailed: q.RefundFailed, Limit: q.Limit})
 	if err != nil {
 		return nil, err
 	}

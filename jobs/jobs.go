@@ -161,6 +161,7 @@ func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, tk *tic
 	river.AddWorker(workers, &deliverWorker{hooks: hooks})
 	mailBase := cmp.Or(cfg.MailRetryBase, DefaultMailRetryBase)
 	river.AddWorker(workers, &ticketEmailWorker{tickets: tk, retry: mailBackoff{base: mailBase}})
+	river.AddWorker(workers, &refundEmailWorker{tickets: tk, retry: mailBackoff{base: mailBase}})
 	river.AddWorker(workers, &signUpNoticeWorker{accounts: sessions, retry: mailBackoff{base: mailBase}})
 	river.AddWorker(workers, &expireWorker{orders: orders, log: log})
 	river.AddWorker(workers, &purgeWorker{keys: keys, sessions: sessions, log: log})

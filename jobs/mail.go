@@ -104,6 +104,51 @@ func (w *ticketEmailWorker) NextRetry(job *river.Job[ticketEmailArgs]) time.Time
 
 func (w *ticketEmailWorker) Timeout(*river.Job[ticketEmailArgs]) time.Duration { return mailTimeout }
 
+type refundEmailArgs struct {
+	RefundID int64 `json:"refund_id"`
+}
+
+func (refundEmailArgs) Kind() string { return "refund_email" }
+
+// InsertOpts makes one email job per refund, as for the ticket email.
+func (refundEmailArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueMail, UniqueOpts: river.UniqueOpts{ByArgs: true,
+		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+			rivertype.JobStateRunning, rivertype.JobStateScheduled, rivertype.JobStateCompleted, rivertype.JobStateCancelled,
+			rivertype.JobStateDiscarded}}}
+}
+
+// EnqueueRefundEmail schedules a refund's email inside tx, the refund's
+// transaction (the outbox).
+func (r *Runner) EnqueueRefundEmail(ctx context.Context, tx bun.Tx, refundID int64) error {
+	_, err := r.inserter.InsertTx(ctx, tx.Tx, refundEmailArgs{RefundID: refundID}, &river.InsertOpts{MaxAttempts: r.mailAttempts})
+	return err
+}
+
+type refundEmailWorker struct {
+	river.WorkerDefaults[refundEmailArgs]
+	tickets *tickets.Service
+	retry   mailBackoff
+}
+
+func (w *refundEmailWorker) Work(ctx context.Context, job *river.Job[refundEmailArgs]) error {
+	err := w.tickets.SendRefundEmail(ctx, job.Args.RefundID, job.Attempt >= job.MaxAttempts)
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf("refund email of refund %d: %w", job.Args.RefundID, err)
+	if errors.Is(err, tickets.ErrGiveUp) {
+		return river.JobCancel(err)
+	}
+	return err
+}
+
+func (w *refundEmailWorker) NextRetry(job *river.Job[refundEmailArgs]) time.Time {
+	return time.Now().UTC().Add(w.retry.delay(job.Attempt))
+}
+
+func (w *refundEmailWorker) Timeout(*river.Job[refundEmailArgs]) time.Duration { return mailTimeout }
+
 // noticePeriod is how often an account's owner may be told of sign-ups with
 // its address: a stranger repeating sign-ups sends one email an hour.
 const noticePeriod = time.Hour

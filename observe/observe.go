@@ -23,6 +23,7 @@ type Metrics struct {
 	latency   *prometheus.HistogramVec
 	checkouts *prometheus.CounterVec
 	webhooks  *prometheus.CounterVec
+	refunds   *prometheus.CounterVec // WatchRefunds
 }
 
 // NewMetrics registers the metrics, the Go and process collectors, the

@@ -10,6 +10,7 @@
 package refunds
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -46,9 +47,19 @@ type Service struct {
 	// the payment provider to return a pending refund's money (the
 	// outbox); nil leaves pending refunds for a job runner started later.
 	EnqueueSend func(ctx context.Context, tx bun.Tx, refundID int64) error
-	// EnqueueEmail inserts, in the refund's transaction, the live buyer's
-	// refund email; nil sends none.
+	// EnqueueEmail inserts, in the refund's transaction, the refund email
+	// of a live buyer whose app sends ticket emails; nil sends none.
 	EnqueueEmail func(ctx context.Context, tx bun.Tx, refundID int64) error
+	// Observe, when set, is told of each refund made (its status then:
+	// pending or succeeded) and each settled, after the commit.
+	Observe func(status string)
+}
+
+// observe tells Observe of a refund's status.
+func (s *Service) observe(status string) {
+	if s.Observe != nil {
+		s.Observe(status)
+	}
 }
 
 // Request is one refund request: the order's reference, the idempotency
@@ -94,6 +105,9 @@ func (s *Service) create(ctx context.Context, c checkout.Caller, r Request) (*ch
 	for try := 0; ; try++ {
 		v, err := s.run(ctx, c, r.Reference, req, a)
 		if !errors.Is(err, idempotency.ErrTaken) {
+			if err == nil {
+				s.observe(string(v.Status))
+			}
 			return v, false, err
 		}
 		body, err := s.Idempotency.Taken(ctx, a.scope, a.key, a.fingerprint)
@@ -209,6 +223,10 @@ type plan struct {
 	amount   int64
 	reason   string
 	metadata map[string]any
+	// review marks the return of a payment under refund review (operator.go),
+	// in currency: the balance it is checked against is that payment's.
+	review   bool
+	currency string
 }
 
 // plan decides a refund's tickets and amount, refusing in the spec's
@@ -293,7 +311,7 @@ func (s *Service) write(ctx context.Context, tx bun.Tx, o *store.Order, p *plan)
 	now := s.Now().UTC()
 	r := &store.Refund{
 		PublicID: newID(), OrderID: o.ID, AppID: o.AppID, Environment: o.Environment, Amount: p.amount,
-		Currency: o.Currency, Reason: p.reason, Status: store.RefundPending, Metadata: p.metadata,
+		Currency: cmp.Or(p.currency, o.Currency), Reason: p.reason, Status: store.RefundPending, Metadata: p.metadata,
 		CreatedAt: now, UpdatedAt: now,
 	}
 	// Money moves at a provider only for a live payment; a test order's
@@ -302,10 +320,21 @@ func (s *Service) write(ctx context.Context, tx bun.Tx, o *store.Order, p *plan)
 	if atProvider {
 		r.Provider = o.PaymentProvider
 	}
+	// A live buyer who was emailed their tickets is emailed their refund.
+	email := o.Environment == store.EnvLive && o.TicketsToken != nil &&
+		o.TicketsEmailStatus != store.TicketsEmailNotSent && s.EnqueueEmail != nil
+	if email {
+		queued := store.TicketsEmailQueued
+		r.EmailStatus = &queued
+	}
 	if err := store.InsertRefund(ctx, tx, r); err != nil {
 		return nil, err
 	}
-	if ok, err := store.CommitRefundAmount(ctx, tx, o.ID, p.amount); err != nil || !ok {
+	commit := store.CommitRefundAmount
+	if p.review {
+		commit = store.CommitReviewRefund
+	}
+	if ok, err := commit(ctx, tx, o.ID, p.amount); err != nil || !ok {
 		if err == nil {
 			err = apperr.New(apperr.RefundExceedsBalance, "The refund is more than order %s's refundable balance.", o.Reference)
 		}
@@ -344,7 +373,7 @@ func (s *Service) write(ctx context.Context, tx bun.Tx, o *store.Order, p *plan)
 			return nil, err
 		}
 	}
-	if o.Environment == store.EnvLive && s.EnqueueEmail != nil {
+	if email {
 		if err := s.EnqueueEmail(ctx, tx, r.ID); err != nil {
 			return nil, err
 		}

@@ -153,6 +153,9 @@ func (s *Service) Settle(ctx context.Context, refundID int64, res payments.Refun
 		}
 		return s.emit(ctx, tx, o, typ, refundData(view, order))
 	})
+	if settled && err == nil {
+		s.observe(status)
+	}
 	return settled, err
 }
 

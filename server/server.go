@@ -299,6 +299,16 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Webhooks.Enqueue = runner.EnqueueDelivery
 	m.Tickets.EnqueueEmail = runner.EnqueueTicketEmail
 	m.Refunds.EnqueueSend = runner.EnqueueRefund
+	m.Refunds.EnqueueEmail = runner.EnqueueRefundEmail
+	m.Refunds.Observe = m.Metrics.Refund
+	m.Metrics.WatchRefunds(func(ctx context.Context) (map[string]int, error) {
+		counts, err := store.FailedRefundCounts(ctx, db)
+		out := make(map[string]int, len(counts))
+		for env, n := range counts {
+			out[env] = int(n)
+		}
+		return out, err
+	})
 	m.Portal.Mail, m.Portal.From, m.Portal.EnqueueNotice = m.Mail, cfg.MailFrom, runner.EnqueueSignUpNotice
 	m.Portal.Checkout = m.Checkout
 	return m, nil

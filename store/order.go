@@ -60,6 +60,10 @@ type Order struct {
 	RefundCommitted int64   `bun:"refund_committed,notnull"`
 	RefundedAmount  int64   `bun:"refunded_amount,notnull"`
 	ReviewNote      *string `bun:"review_note"`
+	// ReviewAmount and ReviewCurrency are the payment a refund review is
+	// about, in minor units; nil on orders flagged before they were kept.
+	ReviewAmount   *int64  `bun:"review_amount"`
+	ReviewCurrency *string `bun:"review_currency"`
 	// TicketsToken names the buyer's ticket page; nil until tickets exist.
 	TicketsToken *string `bun:"tickets_token"`
 	// TicketsEmailStatus is the ticket email's state (TicketsEmail…), and
@@ -214,9 +218,10 @@ func DueOrders(ctx context.Context, db bun.IDB, now time.Time, limit int) ([]str
 
 // FlagRefundReview marks an order's payment for a refund review, once, and
 // reports whether it did.
-func FlagRefundReview(ctx context.Context, db bun.IDB, ref, note string, now time.Time) (bool, error) {
+func FlagRefundReview(ctx context.Context, db bun.IDB, ref, note string, amount int64, currency string, now time.Time) (bool, error) {
 	res, err := db.NewUpdate().Model((*Order)(nil)).
 		Set("refund_review = ?", true).Set("review_note = ?", note).Set("updated_at = ?", now).
+		Set("review_amount = ?", amount).Set("review_currency = ?", currency).
 		Where("reference = ?", ref).Where("refund_review = ?", false).Exec(ctx)
 	if err != nil {
 		return false, translate(err)

@@ -73,6 +73,8 @@ type OrderSearch struct {
 	Status string
 	// RefundReview keeps only orders flagged for refund review.
 	RefundReview bool
+	// RefundFailed keeps only orders with a failed refund.
+	RefundFailed bool
 	// ReferenceContains keeps orders whose reference contains it; "" keeps
 	// all. It sifts the ranges the other filters read.
 	ReferenceContains string
@@ -133,6 +135,21 @@ func SearchOrders(ctx context.Context, db bun.IDB, s OrderSearch) ([]*Order, err
 		}
 		if s.Environment != "" {
 			q = q.Where("o.environment || '' = ?", s.Environment)
+		}
+		if s.Status != "" {
+			q = q.Where("o.status || '' = ?", s.Status)
+		}
+		queries = append(queries, contains(q).Order("o.created_at DESC", "o.reference DESC").Limit(int64(s.Limit)))
+	case s.RefundFailed:
+		// Failed refunds are exceptions, read from their partial index
+		// (refunds_failed_idx); the orders they name are sifted as above.
+		failed := db.NewSelect().Table("refunds").Column("order_id").Where("status = ?", RefundFailed)
+		if s.Environment != "" {
+			failed = failed.Where("environment = ?", s.Environment)
+		}
+		q := db.NewSelect().Where("o.id IN (?)", failed)
+		if s.AppID != 0 {
+			q = q.Where("o.app_id + 0 = ?", s.AppID)
 		}
 		if s.Status != "" {
 			q = q.Where("o.status || '' = ?", s.Status)

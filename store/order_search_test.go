@@ -64,7 +64,7 @@ func TestSearchOrders(t *testing.T) {
 			}
 			require.NoError(t, store.InsertOrder(ctx, db, o, nil))
 			if i%7 == 3 {
-				flagged, err := store.FlagRefundReview(ctx, db, o.Reference, "late", start)
+				flagged, err := store.FlagRefundReview(ctx, db, o.Reference, "late", o.TotalAmount, o.Currency, start)
 				require.NoError(t, err)
 				require.True(t, flagged)
 				o.RefundReview = true
@@ -174,4 +174,68 @@ func requireIndexRange(t *testing.T, db *store.DB, query string, review bool, na
 	if review {
 		require.Contains(t, text, "orders_refund_review_idx", "%s\n%s", name, text)
 	}
+}
+
+// TestSearchOrdersRefundFailed: the orders with a failed refund, newest
+// first, sifted by the other filters; a refund that succeeded or waits
+// does not list its order.
+func TestSearchOrdersRefundFailed(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		c := storetest.MustCatalog(t, db, nil)
+		apps := []*store.App{storetest.MustApp(t, db), storetest.MustApp(t, db)}
+		start := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+		refund := func(o *store.Order, n int, status string) {
+			r := &store.Refund{PublicID: fmt.Sprintf("rfd_%s_%d", o.Reference, n), OrderID: o.ID, AppID: o.AppID,
+				Environment: o.Environment, Amount: 10, Currency: "GHS", Reason: store.RefundOther, Status: status,
+				CreatedAt: start, UpdatedAt: start}
+			require.NoError(t, store.InsertRefund(ctx, db, r))
+		}
+		var orders []*store.Order
+		for i := range 8 {
+			o := &store.Order{
+				Reference: fmt.Sprintf("ord_failed_%02d", i), AppID: apps[i%2].ID, Environment: []string{store.EnvTest, store.EnvLive}[i/4],
+				Status: store.OrderPaid, EventID: c.Event.ID, EventDateID: c.Date.ID, Currency: "GHS", TotalAmount: 100,
+				CustomerName: "Ama", CustomerEmail: "ama@example.com", CustomerPhone: "+233241234567",
+				SuccessURL: "https://shop.example/ok", CancelURL: "https://shop.example/cancel",
+				TicketsEmailStatus: store.TicketsEmailNotSent, CreatedAt: start.Add(time.Duration(i) * time.Minute), UpdatedAt: start,
+			}
+			require.NoError(t, store.InsertOrder(ctx, db, o, nil))
+			orders = append(orders, o)
+		}
+		// 0, 3, 5 and 6 have a failed refund (3 two of them); 1 one that
+		// succeeded, 2 one that waits.
+		for _, i := range []int{0, 3, 5, 6} {
+			refund(orders[i], 1, store.RefundFailed)
+		}
+		refund(orders[3], 2, store.RefundFailed)
+		refund(orders[1], 1, store.RefundSucceeded)
+		refund(orders[2], 1, store.RefundPending)
+		tests := []struct {
+			name string
+			s    store.OrderSearch
+			want []string
+		}{
+			{name: "All", s: store.OrderSearch{RefundFailed: true, Limit: 10},
+				want: []string{"ord_failed_06", "ord_failed_05", "ord_failed_03", "ord_failed_00"}},
+			{name: "Limit", s: store.OrderSearch{RefundFailed: true, Limit: 2}, want: []string{"ord_failed_06", "ord_failed_05"}},
+			{name: "Live", s: store.OrderSearch{RefundFailed: true, Environment: store.EnvLive, Limit: 10},
+				want: []string{"ord_failed_06", "ord_failed_05"}},
+			{name: "App", s: store.OrderSearch{RefundFailed: true, AppID: apps[1].ID, Limit: 10},
+				want: []string{"ord_failed_05", "ord_failed_03"}},
+			{name: "Status", s: store.OrderSearch{RefundFailed: true, Status: store.OrderCompleted, Limit: 10}, want: []string{}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				got, err := store.SearchOrders(ctx, db, tt.s)
+				require.NoError(t, err)
+				refs := []string{}
+				for _, o := range got {
+					refs = append(refs, o.Reference)
+				}
+				require.Equal(t, tt.want, refs)
+			})
+		}
+	})
 }

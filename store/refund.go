@@ -52,10 +52,14 @@ type Refund struct {
 	// SentAt is when the last request to the provider began: recorded,
 	// and committed, before the request is made, so that a request whose
 	// outcome was lost is known to have been made.
-	SentAt    time.Time `bun:"sent_at,nullzero"`
-	Attempts  int64     `bun:"attempts,notnull"`
-	CreatedAt time.Time `bun:"created_at,notnull"`
-	UpdatedAt time.Time `bun:"updated_at,notnull"`
+	SentAt   time.Time `bun:"sent_at,nullzero"`
+	Attempts int64     `bun:"attempts,notnull"`
+	// EmailStatus is the buyer's refund email: nil when none is due (a
+	// sandbox order, an app that sends no ticket emails), else
+	// TicketsEmailQueued, TicketsEmailSent or TicketsEmailFailed.
+	EmailStatus *string   `bun:"email_status"`
+	CreatedAt   time.Time `bun:"created_at,notnull"`
+	UpdatedAt   time.Time `bun:"updated_at,notnull"`
 }
 
 // normalize reads r's instants in UTC (pgx reads them in time.Local).
@@ -190,6 +194,23 @@ func CommitRefundAmount(ctx context.Context, db bun.IDB, orderID, amount int64) 
 	return n == 1, err
 }
 
+// CommitReviewRefund records that a refund returns the payment an order's
+// refund review is about: the flag is cleared (its note stays, the order's
+// history) and the amount counts in refund_committed, in one conditional
+// write on a flagged order that is neither paid nor completed. It reports
+// false, changing nothing, when the order is not such an order any more
+// (another refund settled the review first).
+func CommitReviewRefund(ctx context.Context, db bun.IDB, orderID, amount int64) (bool, error) {
+	res, err := db.NewUpdate().Model((*Order)(nil)).
+		Set("refund_committed = refund_committed + ?", amount).Set("refund_review = ?", false).
+		Where("id = ? AND refund_review = ? AND status NOT IN (?, ?)", orderID, true, OrderPaid, OrderCompleted).Exec(ctx)
+	if err != nil {
+		return false, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
 // CancelTickets voids those of the tickets ids that are neither void nor
 // inside, for the refund refundID with reason, and returns them by
 // position. One conditional write: a ticket a door admits, or another
@@ -248,7 +269,10 @@ func SettleRefund(ctx context.Context, db bun.IDB, r *Refund, status string, fai
 	if status == RefundSucceeded {
 		o = o.Set("refunded_amount = refunded_amount + ?", r.Amount)
 	} else {
-		o = o.Set("refund_committed = refund_committed - ?", r.Amount)
+		// The payment of an order that was never paid came from a refund
+		// review: it waits for review again.
+		o = o.Set("refund_committed = refund_committed - ?", r.Amount).
+			Set("refund_review = CASE WHEN status IN (?, ?) THEN refund_review ELSE ? END", OrderPaid, OrderCompleted, true)
 	}
 	_, err = o.Exec(ctx)
 	return err == nil, translate(err)
@@ -290,4 +314,11 @@ func FailedRefundCounts(ctx context.Context, db bun.IDB) (map[string]int64, erro
 		out[r.Environment] = r.N
 	}
 	return out, translate(err)
+}
+
+// SetRefundEmail records the outcome of a refund's email. The refund's
+// updated_at stays: the email is not part of the refund partners see.
+func SetRefundEmail(ctx context.Context, db bun.IDB, id int64, status string) error {
+	_, err := db.NewUpdate().Model((*Refund)(nil)).Set("email_status = ?", status).Where("id = ?", id).Exec(ctx)
+	return translate(err)
 }

@@ -27,6 +27,43 @@ type Order struct {
 	Venue   string
 	Address string
 	Tickets []Ticket
+	// Refunds are the order's refunds, oldest first.
+	Refunds []Refund
+}
+
+// Refund is money returned on the order, as its buyer sees it.
+type Refund struct {
+	// Amount is the amount with its currency: "GHS 120.00".
+	Amount string
+	// Status is the refund's status: pending, succeeded or failed.
+	Status string
+	// Tickets is how many tickets it cancelled.
+	Tickets int
+	At      time.Time
+}
+
+// RefundLabel is what the buyer reads of a refund's status.
+func RefundLabel(status string) string {
+	switch status {
+	case "succeeded":
+		return "Refunded"
+	case "pending":
+		return "On its way back to you"
+	case "failed":
+		return "Not returned yet: the seller will contact you"
+	}
+	return status
+}
+
+// What says what a refund cancelled: "2 tickets cancelled".
+func (r Refund) What() string {
+	switch r.Tickets {
+	case 0:
+		return "No ticket cancelled"
+	case 1:
+		return "1 ticket cancelled"
+	}
+	return strconv.Itoa(r.Tickets) + " tickets cancelled"
 }
 
 // Ticket is one admission.

@@ -37,6 +37,11 @@ type pageView struct {
 	Count       string
 	PDF         string
 	Tickets     []ticketView
+	Refunds     []refundView
+}
+
+type refundView struct {
+	Amount, What, Status, Label, Day string
 }
 
 type ticketView struct {
@@ -56,7 +61,7 @@ type ticketView struct {
 // ticket type, "n of N", the status, and the QR code of the ticket's code
 // with the code in groups of four under it; a void ticket shows VOID and
 // no QR code, and a test order says on every ticket that it is not valid
-// for entry. The page loads nothing: its style is inline and the QR codes
+// for entry; the order's refunds follow the tickets. The page loads nothing: its style is inline and the QR codes
 // are inline SVG. Errors: ticketdoc.ErrNoTickets for an order without
 // tickets (Handler answers those 404 before rendering), from the QR
 // encoder, or w's.
@@ -80,6 +85,10 @@ func RenderHTML(w io.Writer, o *ticketdoc.Order, token string) error {
 			tv.QR = m.SVG("QR code of ticket " + tv.Of)
 		}
 		v.Tickets = append(v.Tickets, tv)
+	}
+	for _, r := range o.Refunds {
+		v.Refunds = append(v.Refunds, refundView{Amount: r.Amount, What: r.What(), Status: r.Status,
+			Label: ticketdoc.RefundLabel(r.Status), Day: r.At.Format("2 Jan 2006")})
 	}
 	return pageTemplate.Execute(w, v)
 }

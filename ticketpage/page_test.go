@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/boxoffice/boxoffice/ticketdoc"
 	"github.com/boxoffice/boxoffice/ticketdoc/ticketdoctest"
@@ -83,6 +84,31 @@ func TestRenderHTML(t *testing.T) {
 		require.Contains(t, page, o.Tickets[0].Code[:4])
 		noOtherHost(t, page)
 		require.NotRegexp(t, `(?i)(https?|ftp|ws):`, page, "no address of any site, ours included")
+	})
+	t.Run("Refunds", func(t *testing.T) {
+		t.Parallel()
+		o := ticketdoctest.NewOrder(t, false)
+		plain := mustHTML(t, o, "tok")
+		require.NotContains(t, plain, `class="refunds"`, "no refund, no section")
+		at := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+		o.Refunds = []ticketdoc.Refund{
+			{Amount: "GHS 120.00", Status: "succeeded", Tickets: 1, At: at},
+			{Amount: "GHS 10.00", Status: "pending", At: at},
+			{Amount: "GHS 5.00", Status: "failed", Tickets: 2, At: at},
+		}
+		page := mustHTML(t, o, "tok")
+		section := page[strings.Index(page, `<section class="refunds"`):]
+		section = section[:strings.Index(section, "</section>")]
+		items := strings.Split(section, "<li>")[1:]
+		require.Len(t, items, 3, "one line per refund, oldest first")
+		require.Contains(t, items[0], "GHS 120.00")
+		require.Contains(t, items[0], "1 ticket cancelled · 29 Nov 2026")
+		require.Contains(t, items[0], `<span class="rstatus rstatus-succeeded">Refunded</span>`)
+		require.Contains(t, items[1], "No ticket cancelled")
+		require.Contains(t, items[1], "On its way back to you")
+		require.Contains(t, items[2], "2 tickets cancelled")
+		require.Contains(t, items[2], "the seller will contact you")
+		noOtherHost(t, page)
 	})
 	t.Run("Escaped", func(t *testing.T) {
 		t.Parallel()

@@ -68,6 +68,16 @@ func (s *Service) page(ctx context.Context, o *store.Order) (*ticketdoc.Order, e
 		p.Tickets = append(p.Tickets, ticketdoc.Ticket{Code: t.Code, TicketName: t.TicketName,
 			Position: int(t.Position), Total: len(ts), Status: t.Status})
 	}
+	for _, r := range details[o.ID].Refunds {
+		n := 0
+		for _, t := range ts {
+			if t.RefundID != nil && *t.RefundID == r.ID {
+				n++
+			}
+		}
+		p.Refunds = append(p.Refunds, ticketdoc.Refund{Amount: r.Currency + " " + catalog.FormatAmount(r.Amount),
+			Status: r.Status, Tickets: n, At: r.CreatedAt.In(loc)})
+	}
 	return p, nil
 }
 
