@@ -34,6 +34,7 @@ import (
 	"github.com/boxoffice/boxoffice/mail"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/ratelimit"
+	"github.com/boxoffice/boxoffice/refunds"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/uptrace/bun"
@@ -76,8 +77,10 @@ type Service struct {
 	// Checkout reads orders whole for the order page; nil answers it not
 	// found.
 	Checkout *checkout.Service
-	Now      func() time.Time
-	Config   Config
+	// Refunds makes the order page's refunds; nil answers them not found.
+	Refunds *refunds.Service
+	Now     func() time.Time
+	Config  Config
 	// PerIP and PerAccount limit sign-in attempts (sign-ups count per IP).
 	PerIP      *ratelimit.Limiter
 	PerAccount *ratelimit.Limiter

@@ -69,6 +69,7 @@ func (h *Handler) Routes() http.Handler {
 		r.Route("/apps/{app}", func(r chi.Router) {
 			r.Get("/", h.app)
 			r.Get("/orders/{reference}", h.order)
+			r.Post("/orders/{reference}/refund", h.refundOrder)
 			r.Post("/keys/{env}/rotate", h.rotateKey)
 			r.Post("/keys/{env}/revoke", h.revokeKey)
 			r.Post("/redirect-domains", h.addRedirectDomain)

@@ -311,6 +311,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	})
 	m.Portal.Mail, m.Portal.From, m.Portal.EnqueueNotice = m.Mail, cfg.MailFrom, runner.EnqueueSignUpNotice
 	m.Portal.Checkout = m.Checkout
+	m.Portal.Refunds = m.Refunds
 	return m, nil
 }
 

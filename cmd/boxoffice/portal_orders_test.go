@@ -158,6 +158,58 @@ func TestPortalOrders(t *testing.T) {
 				})
 			}
 			require.Equal(t, http.StatusNotFound, p.get(own+"/orders/"+heard).Status, "the owner of the order, on an app not theirs")
+
+			refund := other.postFrom("/portal/apps", demo+"/orders/"+heard+"/refund", url.Values{"what": {"order"}, "step": {"confirm"},
+				"key": {"portal-other"}, "reason": {"other"}})
+			require.Equal(t, http.StatusNotFound, refund.Status, "no refund of another account's order")
+		})
+
+		// Runs last: it refunds heard's first ticket.
+		t.Run("OKRefund", func(t *testing.T) {
+			orderPath := demo + "/orders/" + heard
+			page := p.get(orderPath)
+			require.Contains(t, page.text(), "Refunds No refunds. Refund this order")
+			first := mustJSON(t, pb.dbURL, "orders", "show", heard, "--json")["tickets"].([]any)[0].(map[string]any)["id"].(string)
+			key := regexp.MustCompile(`name="key" value="(portal-[a-z2-7]+)"`).FindStringSubmatch(page.Body)[1]
+			choice := url.Values{"key": {key}, "what": {"tickets"}, "ticket": {first}, "amount": {""}, "reason": {"requested_by_customer"}}
+
+			review := p.postFrom(orderPath, orderPath+"/refund", choice)
+			require.Equal(t, http.StatusOK, review.Status, review.text())
+			require.Contains(t, review.text(), "Refund GHS 120.00 and cancel 1 ticket? "+first+" will no longer be admitted")
+			require.Contains(t, review.text(), "A test order moves no money: the refund succeeds at once.")
+			require.Empty(t, mustJSON(t, pb.dbURL, "orders", "show", heard, "--json")["refunds"], "a review refunds nothing")
+
+			confirm := url.Values{"step": {"confirm"}}
+			for k, v := range choice {
+				confirm[k] = v
+			}
+			csrf := csrfOf(t, review)
+			confirm.Set("csrf", csrf)
+			done := p.post(orderPath+"/refund", confirm)
+			require.Equal(t, http.StatusSeeOther, done.Status, done.text())
+			require.Equal(t, orderPath+"?done=refunded#refunds-title", done.Location())
+			again := p.post(orderPath+"/refund", confirm)
+			require.Equal(t, http.StatusSeeOther, again.Status, "the same form sent twice")
+			refunds := mustJSON(t, pb.dbURL, "orders", "show", heard, "--json")["refunds"].([]any)
+			require.Len(t, refunds, 1, "one refund for one form")
+
+			after := p.get(orderPath + "?done=refunded")
+			text := after.text()
+			require.Contains(t, text, "Refund made.")
+			require.Contains(t, text, "Refunded GHS 120.00 of 240.00 · partial")
+			require.Contains(t, text, refunds[0].(map[string]any)["id"].(string))
+			require.Contains(t, text, "GHS 120.00 1 cancelled requested by customer succeeded")
+			require.NotContains(t, after.Body, `value="`+first+`"`, "a void ticket is not offered again")
+
+			stale := p.postFrom(orderPath, orderPath+"/refund", url.Values{"key": {"portal-stale"}, "what": {"tickets"},
+				"ticket": {first}, "reason": {"requested_by_customer"}})
+			require.Equal(t, http.StatusConflict, stale.Status)
+			require.Contains(t, stale.text(), "Ticket "+first+" is void already.")
+			forged := p.post(orderPath+"/refund", url.Values{"csrf": {"forged"}, "step": {"confirm"}, "key": {"portal-forged"}, "what": {"order"}})
+			require.Equal(t, http.StatusForbidden, forged.Status)
+			require.Len(t, mustJSON(t, pb.dbURL, "orders", "show", heard, "--json")["refunds"], 1)
+
+			require.NotContains(t, p.get(demo+"/orders/"+flagged).text(), "Refund this order", "an expired order cannot be refunded")
 		})
 	})
 }
