@@ -49,7 +49,7 @@ func (s *Service) viewsOf(ctx context.Context, o *store.Order) ([]*checkout.Refu
 // environment_mismatch (the app's refund of the other environment).
 func (s *Service) Get(ctx context.Context, c checkout.Caller, id string) (*checkout.Refund, error) {
 	notFound := apperr.New(apperr.RefundNotFound, "Refund %s was not found for this app.", id)
-	if !strings.HasPrefix(id, "rfd_") || len(id) > maxTicketID {
+	if !plausibleID(id) {
 		return nil, notFound
 	}
 	r, err := store.RefundByPublicID(ctx, s.DB, id)
@@ -72,4 +72,19 @@ func (s *Service) Get(ctx context.Context, c checkout.Caller, id string) (*check
 		return nil, err
 	}
 	return checkout.NewRefund(r, o.Reference, ts[r.ID]), nil
+}
+
+// plausibleID reports whether id has the shape of a refund id (newID):
+// anything else is not found without a query.
+func plausibleID(id string) bool {
+	rest, ok := strings.CutPrefix(id, "rfd_")
+	if !ok || len(rest) != 26 {
+		return false
+	}
+	for _, c := range rest {
+		if (c < 'a' || c > 'z') && (c < '2' || c > '7') {
+			return false
+		}
+	}
+	return true
 }

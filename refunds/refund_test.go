@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -405,8 +406,13 @@ func TestRefundJSON(t *testing.T) {
 		require.Equal(t, r, got)
 		_, err = b.svc.Get(context.Background(), b.caller(store.EnvLive), r.ID)
 		requireCode(t, err, apperr.EnvironmentMismatch, 403)
-		_, err = b.svc.Get(context.Background(), b.caller(store.EnvTest), "rfd_nope")
-		requireCode(t, err, apperr.RefundNotFound, 404)
+		for _, id := range []string{"rfd_nope", "rfd_\x00", "rfd_" + strings.Repeat("a", 25) + "\x00", "rfd_" + strings.Repeat("A", 26),
+			strings.Repeat("rfd_", 1000), "rfd_abcdefghijklmnopqrstuvwxyz", ""} {
+			// The shape is checked before any query; a string the
+			// database cannot take (a NUL) never reaches it.
+			_, err = b.svc.Get(context.Background(), b.caller(store.EnvTest), id)
+			requireCode(t, err, apperr.RefundNotFound, 404)
+		}
 	})
 }
 
