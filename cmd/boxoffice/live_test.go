@@ -517,6 +517,21 @@ func TestSubscriptionsTwoInstances(t *testing.T) {
 			require.Equal(t, 582.0, availability(t, onB.next("stock"))[reg])
 			a.submitOutcome(t, sess["checkout_url"].(string), "paid")
 			require.Equal(t, "PAID", onB.next("order")["orderUpdated"].(map[string]any)["status"])
+
+			// A refund through A reaches B's subscriber of the order.
+			onB.subscribe("refund", `subscription($r: String!) { orderUpdated(reference: $r) { refundStatus refundedAmount } }`,
+				map[string]any{"r": sess["order_reference"]})
+			require.Equal(t, "NONE", onB.next("refund")["orderUpdated"].(map[string]any)["refundStatus"])
+			res := a.do(t, http.MethodPost, "/api/v1/orders/"+sess["order_reference"].(string)+"/refunds", a.testKey, []byte(`{}`),
+				"Idempotency-Key", newIdemKey())
+			require.Equal(t, http.StatusCreated, res.Status, "%s", res.Raw)
+			refunded := onB.next("refund")["orderUpdated"].(map[string]any)
+			for refunded["refundStatus"] == "NONE" {
+				// A change of the order before the refund, sent late.
+				refunded = onB.next("refund")["orderUpdated"].(map[string]any)
+			}
+			require.Equal(t, "FULL", refunded["refundStatus"])
+			require.Equal(t, "120.00", refunded["refundedAmount"])
 		})
 	}
 }

@@ -357,6 +357,21 @@ func TestOrderSyncREST(t *testing.T) {
 		email := feed.Body["data"].([]any)[0].(map[string]any)["tickets_email"].(map[string]any)
 		require.Equal(t, "sent", email["status"])
 		require.NotNil(t, email["sent_at"])
+		since = feed.Body["meta"].(map[string]any)["next_since"].(string)
+
+		// A refund changes the order: the feed has it once more, refunded.
+		refund := tb.do(t, http.MethodPost, "/api/v1/orders/"+freeRef+"/refunds", tb.liveKey, []byte(`{"reason": "duplicate"}`),
+			"Idempotency-Key", "sync-refund")
+		require.Equal(t, http.StatusCreated, refund.Status, "%s", refund.Raw)
+		storetest.ChangesSettled(t, db)
+		feed = tb.get(t, "/api/v1/order-changes?since="+since, tb.liveKey)
+		require.Len(t, feed.Body["data"], 1, "%s", feed.Raw)
+		changed := feed.Body["data"].([]any)[0].(map[string]any)
+		require.Equal(t, freeRef, changed["reference"])
+		require.Equal(t, "full", changed["refund_status"])
+		require.Equal(t, "0.00", changed["refunded_amount"])
+		require.Len(t, changed["refunds"], 1)
+		require.Equal(t, "void", changed["tickets"].([]any)[0].(map[string]any)["status"])
 
 		res := tb.get(t, "/api/v1/orders?limit=abc&event_id=x", tb.liveKey)
 		require.Equal(t, http.StatusUnprocessableEntity, res.Status)
