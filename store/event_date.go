@@ -20,6 +20,11 @@ type EventDate struct {
 	VenueID      *int64    `bun:"venue_id"`
 	Active       bool      `bun:"active,notnull"`
 	PayoutLocked bool      `bun:"payout_locked,notnull"`
+	// CancelledAt is when the operator cancelled the date (zero while it
+	// is not), with CancelReason; CancelRefund says its orders are refunded.
+	CancelledAt  time.Time `bun:"cancelled_at,nullzero"`
+	CancelReason *string   `bun:"cancel_reason"`
+	CancelRefund bool      `bun:"cancel_refund,notnull"`
 	CreatedAt    time.Time `bun:"created_at,notnull"`
 	UpdatedAt    time.Time `bun:"updated_at,notnull"`
 }
