@@ -73,6 +73,7 @@ func New(stdout, stderr io.Writer) *cli.Command {
 			scannersCommand(stdout, stderr),
 			ticketsCommand(stdout, stderr),
 			ordersCommand(stdout, stderr),
+			datesCommand(stdout, stderr),
 			healthcheckCommand(stdout),
 		},
 	}

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/boxoffice/boxoffice/accounts"
+	"github.com/boxoffice/boxoffice/cancellation"
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/idempotency"
 	"github.com/boxoffice/boxoffice/refunds"
@@ -155,9 +156,10 @@ func riverConfig(cfg Config, workers *river.Workers, log *slog.Logger) (*river.C
 
 // New builds a runner over db. It does not start working until Start.
 func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, tk *tickets.Service, keys *idempotency.Service, sessions *accounts.Service,
-	money *refunds.Service, cfg Config, log *slog.Logger) (*Runner, error) {
+	money *refunds.Service, dates *cancellation.Service, cfg Config, log *slog.Logger) (*Runner, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &refundWorker{refunds: money})
+	river.AddWorker(workers, &cancelWorker{dates: dates})
 	river.AddWorker(workers, &deliverWorker{hooks: hooks})
 	mailBase := cmp.Or(cfg.MailRetryBase, DefaultMailRetryBase)
 	river.AddWorker(workers, &ticketEmailWorker{tickets: tk, retry: mailBackoff{base: mailBase}})

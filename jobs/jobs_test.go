@@ -134,7 +134,7 @@ func setup(t *testing.T, db *store.DB, cfg Config) *testBundle {
 	hooks := &webhook.Service{DB: db, Now: now, Log: discard, Client: webhook.NewClient(true), AllowPrivate: true}
 	tk := &tickets.Service{DB: db, Now: now}
 	orders := &checkout.Service{DB: db, Webhooks: hooks, Tickets: tk, Now: now, Config: checkout.DefaultConfig()}
-	runner, err := New(db, hooks, orders, tk, &idempotency.Service{DB: db, Now: now}, &accounts.Service{DB: db, Now: now}, nil, cfg, discard)
+	runner, err := New(db, hooks, orders, tk, &idempotency.Service{DB: db, Now: now}, &accounts.Service{DB: db, Now: now}, nil, nil, cfg, discard)
 	require.NoError(t, err)
 	hooks.Enqueue = runner.EnqueueDelivery
 	tk.EnqueueEmail = runner.EnqueueTicketEmail
@@ -392,7 +392,7 @@ func TestPurge(t *testing.T) {
 
 		// A second instance on the same database: only the leader schedules.
 		orders := &checkout.Service{DB: db, Webhooks: tb.hooks, Now: time.Now, Config: checkout.DefaultConfig()}
-		other, err := New(db, tb.hooks, orders, &tickets.Service{DB: db, Now: time.Now}, &idempotency.Service{DB: db, Now: time.Now}, &accounts.Service{DB: db, Now: time.Now}, nil, fastConfig(), discard)
+		other, err := New(db, tb.hooks, orders, &tickets.Service{DB: db, Now: time.Now}, &idempotency.Service{DB: db, Now: time.Now}, &accounts.Service{DB: db, Now: time.Now}, nil, nil, fastConfig(), discard)
 		require.NoError(t, err)
 		tb.start(t)
 		(&testBundle{runner: other}).start(t)

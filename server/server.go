@@ -18,6 +18,7 @@ import (
 	"github.com/boxoffice/boxoffice/accounts"
 	"github.com/boxoffice/boxoffice/admission"
 	"github.com/boxoffice/boxoffice/auth"
+	"github.com/boxoffice/boxoffice/cancellation"
 	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/checkin"
 	"github.com/boxoffice/boxoffice/checkout"
@@ -163,7 +164,9 @@ type Main struct {
 	Checkout    *checkout.Service
 	// Refunds makes refunds and returns their money.
 	Refunds *refunds.Service
-	Tickets *tickets.Service
+	// Cancellations cancels dates and refunds their orders.
+	Cancellations *cancellation.Service
+	Tickets       *tickets.Service
 	// CheckIns decides and records the door's scans.
 	CheckIns *checkin.Service
 	// Mail sends ticket emails: SMTP, or the development mailbox.
@@ -291,7 +294,8 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	jc := cfg.Jobs
 	jc.RetryBase = cfg.WebhookRetryBase
 	jc.MailRetryBase = cfg.MailRetryBase
-	runner, err := jobs.New(db, m.Webhooks, m.Checkout, m.Tickets, m.Idempotency, m.Portal, m.Refunds, jc, log)
+	m.Cancellations = &cancellation.Service{DB: db, Orders: m.Checkout, Refunds: m.Refunds, Now: now}
+	runner, err := jobs.New(db, m.Webhooks, m.Checkout, m.Tickets, m.Idempotency, m.Portal, m.Refunds, m.Cancellations, jc, log)
 	if err != nil {
 		return nil, err
 	}
@@ -300,6 +304,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Tickets.EnqueueEmail = runner.EnqueueTicketEmail
 	m.Refunds.EnqueueSend = runner.EnqueueRefund
 	m.Refunds.EnqueueEmail = runner.EnqueueRefundEmail
+	m.Cancellations.Enqueue = runner.EnqueueCancellation
 	m.Refunds.Observe = m.Metrics.Refund
 	m.Metrics.WatchRefunds(func(ctx context.Context) (map[string]int, error) {
 		counts, err := store.FailedRefundCounts(ctx, db)
