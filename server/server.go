@@ -50,6 +50,9 @@ type Config struct {
 	// AdminAddr is the admin listener of serve (/metrics and health);
 	// empty disables it.
 	AdminAddr string
+	// AdminHosts are the host names the admin listener answers besides IP
+	// literals and localhost (ADMIN_HOSTS); any other Host gets 421.
+	AdminHosts []string
 	// PublicBaseURL is the base of every URL the service hands out.
 	PublicBaseURL string
 	// AllowPrivateWebhooks accepts http:// and private webhook targets.
