@@ -159,7 +159,8 @@ func (m *Main) catalogReads(next http.Handler) http.Handler {
 	})
 }
 
-// limitBody refuses bodies larger than MaxBodyBytes with a clear error.
+// limitBody refuses bodies larger than MaxBodyBytes with a clear error,
+// and answers a body that does not arrive with 408 (watchBody).
 func (m *Main) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > m.Config.MaxBodyBytes {
@@ -171,6 +172,7 @@ func (m *Main) limitBody(next http.Handler) http.Handler {
 			}
 			return
 		}
+		w, r = watchBody(w, r)
 		r.Body = http.MaxBytesReader(w, r.Body, m.Config.MaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})
