@@ -53,6 +53,8 @@ func globalFlags() []cli.Flag {
 			Usage: "requests per test app per window"},
 		&cli.IntFlag{Name: "rate-limit-checkout", Value: defaults.RateLimits.Checkout, Sources: cli.EnvVars("RATE_LIMIT_CHECKOUT"),
 			Usage: "checkout creates per app and environment per window"},
+		&cli.IntFlag{Name: "rate-limit-ticket-pages", Value: defaults.RateLimits.TicketPages, Sources: cli.EnvVars("RATE_LIMIT_TICKET_PAGES"),
+			Usage: "requests for buyers' ticket pages and their PDFs per client IP per window"},
 		&cli.DurationFlag{Name: "rate-limit-window", Value: defaults.RateLimits.Window, Sources: cli.EnvVars("RATE_LIMIT_WINDOW"),
 			Usage: "the window of every rate limit"},
 		&cli.DurationFlag{Name: "rate-limit-delay", Value: defaults.RateLimitDelay, Sources: cli.EnvVars("RATE_LIMIT_DELAY"),
@@ -143,7 +145,8 @@ func configFrom(cmd *cli.Command) server.Config {
 		RateLimits: ratelimit.Config{
 			FailedAuth: cmd.Int("rate-limit-failed-auth"), LiveApp: cmd.Int("rate-limit-live"),
 			TestApp: cmd.Int("rate-limit-test"), Checkout: cmd.Int("rate-limit-checkout"),
-			Window: cmd.Duration("rate-limit-window"), AccountMultiple: cmd.Int("account-limit-multiple"),
+			TicketPages: cmd.Int("rate-limit-ticket-pages"),
+			Window:      cmd.Duration("rate-limit-window"), AccountMultiple: cmd.Int("account-limit-multiple"),
 			Prefix: defaults.RateLimits.Prefix,
 		},
 		RateLimitDelay:    cmd.Duration("rate-limit-delay"),

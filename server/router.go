@@ -65,7 +65,9 @@ func (m *Main) Handler() http.Handler {
 	r.Mount("/portal", (&portal.Handler{Service: m.Portal, Log: m.Log}).Routes())
 	(&sandbox.Handler{Checkout: m.Checkout, Now: m.Now, Log: m.Log}).Routes(r)
 	(&hosted.Handler{Checkout: m.Checkout, Payments: m.Payments, Now: m.Now, Log: m.Log, Refunds: m.Refunds}).Routes(r)
-	(&ticketpage.Handler{Load: m.Tickets.Page, Log: m.Log}).Routes(r)
+	(&ticketpage.Handler{Load: m.Tickets.Page, Log: m.Log, PDFs: m.TicketPDFs, Allow: func(ctx context.Context) error {
+		return m.Limits.TicketPages.Allow(ctx, ratelimit.ClientKey(ratelimit.ClientIPFrom(ctx)), "ticket page requests from this address")
+	}}).Routes(r)
 	(&doorpage.Handler{Event: m.doorEvent, WriteError: func(w http.ResponseWriter, r *http.Request, err error) {
 		rest.WriteError(w, r, m.Log, err)
 	}, Now: m.Now, Log: m.Log}).Routes(r)

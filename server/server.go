@@ -37,6 +37,7 @@ import (
 	"github.com/boxoffice/boxoffice/resolvers"
 	"github.com/boxoffice/boxoffice/rest"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/ticketdoc"
 	"github.com/boxoffice/boxoffice/tickets"
 	"github.com/boxoffice/boxoffice/webhook"
 )
@@ -167,6 +168,9 @@ type Main struct {
 	// Refunds makes refunds and returns their money.
 	Refunds *refunds.Service
 	Tickets *tickets.Service
+	// TicketPDFs keeps the PDFs of orders' tickets, one render per
+	// version, for the ticket page and the ticket email.
+	TicketPDFs *ticketdoc.PDFCache
 	// CheckIns decides and records the door's scans.
 	CheckIns *checkin.Service
 	// Mail sends ticket emails: SMTP, or the development mailbox.
@@ -271,8 +275,9 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 			return nil, err
 		}
 	}
+	m.TicketPDFs = &ticketdoc.PDFCache{}
 	m.Tickets = &tickets.Service{DB: db, Now: now, PublicBaseURL: cfg.PublicBaseURL, Mail: m.Mail, From: cfg.MailFrom,
-		Webhooks: m.Webhooks}
+		Webhooks: m.Webhooks, PDFs: m.TicketPDFs}
 	m.CheckIns = &checkin.Service{DB: db, Dates: readcache.CheckoutCatalog{DB: db}, Webhooks: m.Webhooks, Now: now, Log: log}
 	m.Checkout = &checkout.Service{DB: db, Idempotency: m.Idempotency, Webhooks: m.Webhooks, Tickets: m.Tickets, Payments: m.Payments, Now: now, Config: checkout.Config{
 		PublicBaseURL: cfg.PublicBaseURL, SandboxExpiry: cfg.SandboxExpiry, LiveExpiry: cfg.LiveExpiry,
