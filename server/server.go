@@ -64,6 +64,9 @@ type Config struct {
 	// FreeDailyAppCap and FreeDailyBuyerEventCap cap live free tickets per UTC day.
 	FreeDailyAppCap        int64
 	FreeDailyBuyerEventCap int64
+	// FreeDailyAccountCap caps live free tickets per account per UTC day,
+	// all its apps together.
+	FreeDailyAccountCap int64
 	// WebhookRetryBase is the first webhook retry delay.
 	WebhookRetryBase time.Duration
 	// WebhookAppConcurrency is how many deliveries of one app run at once
@@ -133,7 +136,7 @@ func DefaultConfig() Config {
 	return Config{
 		DatabaseURL: store.DefaultURL, Addr: ":8080", AdminAddr: "127.0.0.1:9090", PublicBaseURL: d.PublicBaseURL,
 		SandboxExpiry: d.SandboxExpiry, LiveExpiry: d.LiveExpiry,
-		FreeDailyAppCap: d.FreeDailyAppCap, FreeDailyBuyerEventCap: d.FreeDailyBuyerEventCap,
+		FreeDailyAppCap: d.FreeDailyAppCap, FreeDailyBuyerEventCap: d.FreeDailyBuyerEventCap, FreeDailyAccountCap: d.FreeDailyAccountCap,
 		WebhookRetryBase: webhook.DefaultRetryBase, Jobs: jobs.DefaultConfig(),
 		WebhookAppConcurrency: webhook.DefaultPerApp, WebhookDisableAfter: webhook.DefaultDisableAfter,
 		RateLimits: ratelimit.DefaultConfig(), RateLimitDelay: admission.DefaultTarpitDelay, MaxAppsPerAccount: provision.DefaultMaxAppsPerAccount, MaxBodyBytes: 1 << 20,
@@ -281,7 +284,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.CheckIns = &checkin.Service{DB: db, Dates: readcache.CheckoutCatalog{DB: db}, Webhooks: m.Webhooks, Now: now, Log: log}
 	m.Checkout = &checkout.Service{DB: db, Idempotency: m.Idempotency, Webhooks: m.Webhooks, Tickets: m.Tickets, Payments: m.Payments, Now: now, Config: checkout.Config{
 		PublicBaseURL: cfg.PublicBaseURL, SandboxExpiry: cfg.SandboxExpiry, LiveExpiry: cfg.LiveExpiry,
-		FreeDailyAppCap: cfg.FreeDailyAppCap, FreeDailyBuyerEventCap: cfg.FreeDailyBuyerEventCap,
+		FreeDailyAppCap: cfg.FreeDailyAppCap, FreeDailyBuyerEventCap: cfg.FreeDailyBuyerEventCap, FreeDailyAccountCap: cfg.FreeDailyAccountCap,
 		LiveFreeDisabled: cfg.LiveFreeDisabled,
 	}, Throttle: func(ctx context.Context, c checkout.Caller) error {
 		return m.Admission.Checkout(ctx, c.AccountID, c.AppID, c.Environment)
