@@ -120,7 +120,7 @@ func TestFreeAccountCap(t *testing.T) {
 				second, err := prov.CreateApp(context.Background(), provision.AppInput{AccountID: account, Name: "Second shop",
 					RedirectDomains: []string{"partner.example"}})
 				require.NoError(t, err)
-				other, err := prov.CreateAccount(context.Background(), provision.AccountInput{Name: "Other", Email: "other@example.com", })
+				other, err := prov.CreateAccount(context.Background(), provision.AccountInput{Name: "Other", Email: "other@example.com"})
 				require.NoError(t, err)
 				otherApp, err := prov.CreateApp(context.Background(), provision.AppInput{AccountID: other.ID, Name: "Other shop",
 					RedirectDomains: []string{"partner.example"}})
