@@ -169,6 +169,13 @@ func (s *Service) ownApp(ctx context.Context, sess *Session, appID int64) (*stor
 	return app, err
 }
 
-// normalizeEmail is how sign-in and the per-account limit read an email
-// address; accounts are stored lower-cased (provision.CreateAccount).
-func normalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+// lookupEmail is how sign-in, the per-account limit and a sign-up with a
+// taken address read an email address: its stored form (Email), so an
+// address is found however its case or width was typed; one the identity
+// rule refuses has no account and is only lower-cased.
+func lookupEmail(email string) string {
+	if e, err := Email(email); err == nil {
+		return e
+	}
+	return strings.ToLower(strings.TrimSpace(email))
+}

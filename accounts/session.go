@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/boxoffice/boxoffice/apperr"
@@ -66,7 +65,7 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput) (*store.Account, e
 	if in.Password == "" {
 		return nil, apperr.Invalid("password", "is required")
 	}
-	acc, err := s.Provision.CreateAccount(ctx, provision.AccountInput{
+	acc, err := s.CreateAccount(ctx, provision.AccountInput{
 		Name: in.Name, Email: in.Email, Password: in.Password, Status: store.AccountPendingApproval,
 	})
 	if errors.Is(err, provision.ErrEmailTaken) {
@@ -75,12 +74,30 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput) (*store.Account, e
 	return acc, err
 }
 
+// CreateAccount creates an account whose name and email address pass the
+// identity rule (Name, Email), stored in their one form: a sign-up, or an
+// operator's `accounts create`.
+// Errors: validation_failed (name, email, status, password; an email that
+// already has an account, wrapping provision.ErrEmailTaken).
+func (s *Service) CreateAccount(ctx context.Context, in provision.AccountInput) (*store.Account, error) {
+	name, err := Name(in.Name)
+	if err != nil {
+		return nil, err
+	}
+	email, err := Email(in.Email)
+	if err != nil {
+		return nil, err
+	}
+	in.Name, in.Email = name, email
+	return s.Provision.CreateAccount(ctx, in)
+}
+
 // signUpTaken answers a sign-up with an email that has an account as a new
 // account would be answered, and records the attempt for that account and
 // schedules an email telling its owner (SendSignUpNotice), in one
 // transaction.
 func (s *Service) signUpTaken(ctx context.Context, in SignUpInput) (*store.Account, error) {
-	email := normalizeEmail(in.Email)
+	email := lookupEmail(in.Email)
 	existing, err := store.AccountByEmail(ctx, s.DB, email)
 	if err != nil {
 		return nil, err
@@ -99,7 +116,8 @@ func (s *Service) signUpTaken(ctx context.Context, in SignUpInput) (*store.Accou
 	if err != nil {
 		return nil, err
 	}
-	return &store.Account{Name: strings.TrimSpace(in.Name), Email: email, Status: store.AccountPendingApproval,
+	name, _ := Name(in.Name)
+	return &store.Account{Name: name, Email: email, Status: store.AccountPendingApproval,
 		CreatedAt: now, UpdatedAt: now}, nil
 }
 
@@ -116,7 +134,7 @@ func (s *Service) SignIn(ctx context.Context, email, password string) (*Session,
 	if err := s.PerIP.Allow(ctx, ratelimit.ClientIPFrom(ctx), "attempts from this address"); err != nil {
 		return nil, err
 	}
-	email = normalizeEmail(email)
+	email = lookupEmail(email)
 	if err := s.PerAccount.Allow(ctx, email, "sign-in attempts for this account"); err != nil {
 		return nil, err
 	}

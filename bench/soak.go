@@ -27,12 +27,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 const (
 	soakDB       = "boxoffice_soak"
 	soakDuration = 60 * time.Second
+	// soakBaseline is how long the ordinary tenant runs alone first.
+	soakBaseline = 20 * time.Second
 	// The ordinary tenant's offered load: catalog reads and checkouts.
 	soakReadsPerSec    = 20
 	soakCheckoutsEvery = 500 * time.Millisecond
@@ -56,6 +59,7 @@ var soakLimits = struct{ test, checkout string }{
 type soakApp struct {
 	ID      int64  `json:"id"`
 	TestKey string `json:"test_key"`
+	LiveKey string `json:"live_key"`
 }
 
 // attackTally counts what one attack got back, by status.
@@ -164,7 +168,10 @@ func soakMain(ctx context.Context) (err error) {
 	// serve's defaults), or what SOAK_RATE_LIMIT_TEST and
 	// SOAK_RATE_LIMIT_CHECKOUT ask for to press harder than a default key.
 	cmd.Env = append(serverEnv(dbURL, addr), "RATE_LIMIT_TEST="+soakLimits.test, "RATE_LIMIT_CHECKOUT="+soakLimits.checkout,
-		"RATE_LIMIT_LIVE=120", "RATE_LIMIT_FAILED_AUTH=60", "FREE_DAILY_APP_CAP=1000", "FREE_DAILY_BUYER_EVENT_CAP=10")
+		"RATE_LIMIT_LIVE=120", "RATE_LIMIT_FAILED_AUTH=60", "FREE_DAILY_APP_CAP=1000", "FREE_DAILY_BUYER_EVENT_CAP=10",
+		// An account cap a minute's checkouts reach: the attacker's apps
+		// together could give out 10 × 1,000 without it.
+		"FREE_DAILY_ACCOUNT_CAP="+strconv.Itoa(soakAccountCap), "PAYMENT_PROVIDER=dev")
 	// BENCH_PROFILE=FILE: a CPU profile of the server during the soak,
 	// from an admin listener of its own.
 	profile := os.Getenv("BENCH_PROFILE")
@@ -191,10 +198,24 @@ func soakMain(ctx context.Context) (err error) {
 	}
 	defer func() { _ = srv.stop() }()
 
+	step("the attacker's sandbox order of as many free tickets as one checkout takes")
+	big, err := bigOrder(ctx, base, sd, attackerApps[0].TestKey)
+	if err != nil {
+		return err
+	}
+	step("  %d tickets, ticket page %s", big.tickets, big.url)
+
+	// The same tenant alone first: what its latency is on this machine
+	// now, for the report to hold the soak's figures against.
+	step("the ordinary tenant alone for %s", soakBaseline)
+	baseCtx, baseCancel := context.WithTimeout(ctx, soakBaseline)
+	alone := <-runOrdinary(baseCtx, base, sd)
+	baseCancel()
+
 	runCtx, cancel := context.WithTimeout(ctx, soakDuration)
 	defer cancel()
 	step("soaking for %s: every attack at once, and an ordinary tenant beside it", soakDuration)
-	tallies := startAttacks(runCtx, base, sd, attackerApps)
+	tallies := startAttacks(runCtx, base, sd, attackerApps, big)
 	ordinary := runOrdinary(runCtx, base, sd)
 	if profile != "" {
 		go func() {
@@ -221,7 +242,7 @@ func soakMain(ctx context.Context) (err error) {
 		}
 	}
 	slices.Sort(delays)
-	report := soakReport(res, delays, missing, rss, tallies, len(attackerApps), refused)
+	report := soakReport(res, alone, delays, missing, rss, tallies, len(attackerApps), refused, big)
 	fmt.Print(report)
 	out := filepath.Join(cfg.dir, "soak-results.md")
 	if err := os.WriteFile(out, []byte(report), 0o644); err != nil {
@@ -398,9 +419,15 @@ func runOrdinary(ctx context.Context, base string, sd *seeded) <-chan ordinaryRe
 
 // startAttacks starts every attack of the table with the attacker's keys,
 // spread over its apps, until ctx ends.
-func startAttacks(ctx context.Context, base string, sd *seeded, apps []soakApp) []*attackTally {
+func startAttacks(ctx context.Context, base string, sd *seeded, apps []soakApp, big *soakBigOrder) []*attackTally {
 	var tallies []*attackTally
+	// SOAK_ONLY=WORD,…: only the attacks whose names hold one of the
+	// words, to see what each costs the ordinary tenant by itself.
+	only := strings.FieldsFunc(os.Getenv("SOAK_ONLY"), func(r rune) bool { return r == ',' })
 	attack := func(name string, workers int, fn func(ctx context.Context, key string, i int, t *attackTally)) {
+		if len(only) > 0 && !slices.ContainsFunc(only, func(w string) bool { return strings.Contains(name, w) }) {
+			return
+		}
 		t := &attackTally{name: name, codes: map[string]int{}}
 		tallies = append(tallies, t)
 		for w := range workers {
@@ -513,7 +540,129 @@ func startAttacks(ctx context.Context, base string, sd *seeded, apps []soakApp) 
 			time.Sleep(cmp.Or(retryAfter(res), time.Second))
 		}
 	})
+
+	// 7. The ticket page and the PDF of the attacker's largest order, from
+	// one address: 4 workers download the PDF, 4 open random pages.
+	attack(fmt.Sprintf("ticket PDF and pages of a %d-ticket order (8 workers)", big.tickets), 8, func(ctx context.Context, key string, i int, t *attackTally) {
+		u := big.url + "/tickets.pdf"
+		if i%2 == 1 {
+			u = fmt.Sprintf("%s?page=%d", big.url, 1+rand.IntN(max(1, (big.tickets+49)/50)))
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if res := send(req, "", t); res != nil && res.StatusCode == http.StatusTooManyRequests {
+			time.Sleep(cmp.Or(retryAfter(res), time.Second))
+		}
+	})
+
+	// 8. Live free orders of 10 tickets to any address, through every app
+	// of the account: the account's daily cap ends them, whatever the
+	// number of apps. Tallied by the answer's code.
+	c := sd.ids
+	attack("live free orders of 10, every app of the account (4 workers)", 4, func(ctx context.Context, _ string, i int, t *attackTally) {
+		app := apps[i%len(apps)]
+		ev := fmt.Sprintf("BEV-%04d", 200+i%300)
+		body, _ := json.Marshal(map[string]any{
+			"event_id": c.Events[ev], "eventdate_id": c.EventDates[ev+"-D1"],
+			"items":       []any{map[string]any{"ticket_id": c.Tickets[ev+"-D1-FREE"], "quantity": 10}},
+			"customer":    map[string]any{"name": "Someone", "email": fmt.Sprintf("victim%d@soak.example", i), "phone": "024 123 4567"},
+			"success_url": "https://bench.example/done", "cancel_url": "https://bench.example/cancel",
+		})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/checkout-sessions", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", fmt.Sprintf("soak-free-%d-%d", rand.Int64(), i))
+		req.Header.Set("X-API-Key", app.LiveKey)
+		t0 := time.Now()
+		res, err := client.Do(req)
+		if err != nil {
+			t.add("gone", time.Since(t0))
+			return
+		}
+		var out struct {
+			Error struct{ Code string } `json:"error"`
+		}
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		res.Body.Close()
+		code := strconv.Itoa(res.StatusCode)
+		if out.Error.Code != "" {
+			code += " " + out.Error.Code
+		}
+		t.add(code, time.Since(t0))
+		if res.StatusCode == http.StatusCreated {
+			big.freeTickets.Add(10)
+		}
+		if res.StatusCode == http.StatusTooManyRequests {
+			time.Sleep(cmp.Or(retryAfter(res), time.Second))
+		}
+	})
 	return tallies
+}
+
+// soakAccountCap is FREE_DAILY_ACCOUNT_CAP during the soak.
+const soakAccountCap = 300
+
+// soakBigOrder is the attacker's largest sandbox order: its ticket page,
+// and (counted by attack 8) the live free tickets the account got.
+type soakBigOrder struct {
+	url         string
+	tickets     int
+	freeTickets atomic.Int64
+}
+
+// bigOrder makes a sandbox order of 20 items of 50 free tickets (the
+// spec's limits) with key, or of one item of 50 when the service takes no
+// repeated item, and returns its ticket page.
+func bigOrder(ctx context.Context, base string, sd *seeded, key string) (*soakBigOrder, error) {
+	ev := "BEV-0100"
+	for _, items := range []int{20, 1} {
+		req := checkoutRequest(sd, ev, ev+"-D1", ev+"-D1-FREE", "Big Buyer", "big@soak.example")
+		var list []any
+		for range items {
+			list = append(list, map[string]any{"ticket_id": sd.ids.Tickets[ev+"-D1-FREE"], "quantity": 50})
+		}
+		req["items"] = list
+		body, _ := json.Marshal(req)
+		r, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/checkout-sessions", bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("X-API-Key", key)
+		r.Header.Set("Idempotency-Key", fmt.Sprintf("soak-big-%d", items))
+		res, err := http.DefaultClient.Do(r)
+		if err != nil {
+			return nil, err
+		}
+		var out struct {
+			Data struct {
+				Reference string `json:"order_reference"`
+			} `json:"data"`
+		}
+		err = json.NewDecoder(res.Body).Decode(&out)
+		res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusCreated {
+			continue
+		}
+		r, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/orders/"+out.Data.Reference, nil)
+		r.Header.Set("X-API-Key", key)
+		res, err = http.DefaultClient.Do(r)
+		if err != nil {
+			return nil, err
+		}
+		var order struct {
+			Data struct {
+				TicketsURL string            `json:"tickets_url"`
+				Tickets    []json.RawMessage `json:"tickets"`
+			} `json:"data"`
+		}
+		err = json.NewDecoder(res.Body).Decode(&order)
+		res.Body.Close()
+		if err != nil || order.Data.TicketsURL == "" {
+			return nil, fmt.Errorf("the big order %s has no ticket page (status %d)", out.Data.Reference, res.StatusCode)
+		}
+		u, err := url.Parse(order.Data.TicketsURL)
+		if err != nil {
+			return nil, err
+		}
+		return &soakBigOrder{url: base + u.Path, tickets: len(order.Data.Tickets)}, nil
+	}
+	return nil, errors.New("the attacker's large sandbox order was refused")
 }
 
 func retryAfter(res *http.Response) time.Duration {
@@ -521,14 +670,19 @@ func retryAfter(res *http.Response) time.Duration {
 	return time.Duration(min(s, 5)) * time.Second
 }
 
-func soakReport(o ordinaryResult, delays []time.Duration, missing int, rss int64, tallies []*attackTally, apps, refused int) string {
+func soakReport(o, alone ordinaryResult, delays []time.Duration, missing int, rss int64, tallies []*attackTally, apps, refused int, big *soakBigOrder) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Soak: one tenant attacks, another works\n\n")
 	fmt.Fprintf(&b, "Written by `make soak` on %s (%s, load average %s). PostgreSQL; serve's limits with RATE_LIMIT_TEST=%s and RATE_LIMIT_CHECKOUT=%s per app per minute (SOAK_RATE_LIMIT_TEST, SOAK_RATE_LIMIT_CHECKOUT), and ACCOUNT_LIMIT_MULTIPLE=3 for the account.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), cpuModel(), loadAvg(), soakLimits.test, soakLimits.checkout)
+	if only := os.Getenv("SOAK_ONLY"); only != "" {
+		fmt.Fprintf(&b, "Only the attacks named by SOAK_ONLY=%q ran.\n\n", only)
+	}
 	fmt.Fprintf(&b, "| ordinary tenant, %s | figure | target |\n|---|---:|---:|\n", soakDuration)
 	fmt.Fprintf(&b, "| requests (reads at %d/s, a free checkout every %s) | %d, %d failed | 0 failed |\n", soakReadsPerSec, soakCheckoutsEvery, o.requests, o.errors)
 	fmt.Fprintf(&b, "| latency p50 / p99 / max | %s / %s / %s | p99 < %s |\n", ms(o.p50), ms(o.p99), ms(o.worst), soakP99Target)
+	fmt.Fprintf(&b, "| the same tenant alone just before (%s, %d requests): p50 / p99 / max | %s / %s / %s | as under attack |\n",
+		soakBaseline, alone.requests, ms(alone.p50), ms(alone.p99), ms(alone.worst))
 	if len(delays) > 0 {
 		fmt.Fprintf(&b, "| webhook delay, checkout answered → event received: p50 / p99 / max | %s / %s / %s | seconds at most |\n",
 			ms(percentile(delays, 0.5)), ms(percentile(delays, 0.99)), ms(delays[len(delays)-1]))
@@ -543,5 +697,7 @@ func soakReport(o ordinaryResult, delays []time.Duration, missing int, rss int64
 	for _, t := range tallies {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", t.name, t, ms(t.worst))
 	}
+	fmt.Fprintf(&b, "\nLive free tickets the attacker's %d apps got together: %d (FREE_DAILY_ACCOUNT_CAP=%d; each app alone may have 1,000).\n",
+		apps, big.freeTickets.Load(), soakAccountCap)
 	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/server"
@@ -35,14 +36,14 @@ func accountsCommand(stdout, stderr io.Writer) *cli.Command {
 					jsonFlag(),
 				},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
-					a, err := m.Provision.CreateAccount(ctx, provision.AccountInput{
+					a, err := m.Portal.CreateAccount(ctx, provision.AccountInput{
 						Name: cmd.String("name"), Email: cmd.String("email"), Status: cmd.String("status"),
 					})
 					if err != nil {
 						return err
 					}
 					return output(cmd, stdout, map[string]any{"id": a.ID, "name": a.Name, "email": a.Email, "status": a.Status}, func(w io.Writer) {
-						fmt.Fprintf(w, "account %d %q <%s> is %s\n", a.ID, a.Name, a.Email, a.Status)
+						fmt.Fprintf(w, "account %d %q <%s> is %s\n", a.ID, a.Name, shownEmail(a.Email), a.Status)
 					})
 				}),
 			},
@@ -70,7 +71,7 @@ func accountsCommand(stdout, stderr io.Writer) *cli.Command {
 							fmt.Fprintln(w, "no accounts yet (boxoffice accounts create adds one)")
 						}
 						for _, a := range out {
-							fmt.Fprintf(w, "%-4d %-16s %q <%s>  created %s\n", a.ID, a.Status, a.Name, a.Email, a.CreatedAt)
+							fmt.Fprintf(w, "%-4d %-16s %q <%s>  created %s\n", a.ID, a.Status, a.Name, shownEmail(a.Email), a.CreatedAt)
 						}
 					})
 				}),
@@ -123,4 +124,19 @@ func setStatusCommand(stdout, stderr io.Writer, noun, usage, statuses string, se
 			})
 		}),
 	}
+}
+
+// shownEmail is an address as stored, for a terminal: printable ASCII as
+// it is, anything else escaped (\u200b), so an operator approving accounts
+// sees a stored address that would imitate another (one kept from before
+// the identity rule) for what it is, and no escape sequence reaches the
+// terminal.
+func shownEmail(email string) string {
+	for i := 0; i < len(email); i++ {
+		if email[i] < 0x21 || email[i] > 0x7e {
+			q := strconv.QuoteToASCII(email)
+			return q[1 : len(q)-1]
+		}
+	}
+	return email
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/boxoffice/boxoffice/clientinput"
 )
 
 // DefaultTimezone is the timezone of an event whose file entry names none,
@@ -238,6 +240,31 @@ func required(p *problems, at *objectPos, field, v string) {
 	}
 }
 
+// Bounds of a catalog's text, in characters.
+const (
+	// MaxName bounds the name of an event, a ticket or a venue.
+	MaxName = clientinput.MaxName
+	// MaxDescription bounds the description of an event or a ticket.
+	MaxDescription = 5000
+	// MaxText bounds every other text: references, slugs, address lines,
+	// USSD codes.
+	MaxText = 200
+)
+
+// fileText checks a text field of the file: at most max characters, and none
+// that is not text (control characters such as ESC, bidirectional
+// controls; a description may hold line feeds and tabs). Names reach the
+// ticket page, the email's subject and an operator's terminal, where an
+// escape sequence or a right-to-left override would show something else.
+func fileText(p *problems, at *objectPos, field string, v *string, max int) {
+	if v == nil {
+		return
+	}
+	if msg := clientinput.TextProblem(*v, max, max == MaxDescription); msg != "" {
+		p.add(at, field, "%s", msg)
+	}
+}
+
 func unique(p *problems, seen map[string]bool, at *objectPos, ref string) {
 	if ref == "" {
 		p.add(at, "reference", "is required")
@@ -268,6 +295,12 @@ func (f *File) validate() problems {
 		unique(&p, seen["venue"], at, v.Reference)
 		required(&p, at, "name", v.Name)
 		required(&p, at, "slug", v.Slug)
+		fileText(&p, at, "reference", &v.Reference, MaxText)
+		fileText(&p, at, "name", &v.Name, MaxName)
+		fileText(&p, at, "slug", &v.Slug, MaxText)
+		fileText(&p, at, "street", v.Street, MaxText)
+		fileText(&p, at, "city", v.City, MaxText)
+		fileText(&p, at, "state", v.State, MaxText)
 		if v.Lat != nil && (math.IsNaN(*v.Lat) || *v.Lat < -90 || *v.Lat > 90) {
 			p.add(at, "lat", "must be between -90 and 90")
 		}
@@ -288,6 +321,13 @@ func (e *EventSpec) validate(p *problems, pos positions, seen map[string]map[str
 	unique(p, seen["event"], at, e.Reference)
 	required(p, at, "name", e.Name)
 	required(p, at, "slug", e.Slug)
+	fileText(p, at, "reference", &e.Reference, MaxText)
+	fileText(p, at, "name", &e.Name, MaxName)
+	fileText(p, at, "slug", &e.Slug, MaxText)
+	fileText(p, at, "description", e.Description, MaxDescription)
+	fileText(p, at, "image_url", e.ImageURL, clientinput.MaxURL)
+	fileText(p, at, "ussd_code", e.USSDCode, MaxText)
+	fileText(p, at, "ussd_full_code", e.USSDFullCode, MaxText)
 	if e.Timezone != "" {
 		if _, err := time.LoadLocation(e.Timezone); err != nil || e.Timezone == "Local" {
 			p.add(at, "timezone", "%q is not an IANA timezone such as Africa/Accra", e.Timezone)
@@ -310,6 +350,8 @@ func (e *EventSpec) validate(p *problems, pos positions, seen map[string]map[str
 		}
 		dat := pos.at(d, where("date", j, d.Reference))
 		unique(p, seen["date"], dat, d.Reference)
+		fileText(p, dat, "reference", &d.Reference, MaxText)
+		fileText(p, dat, "venue", d.Venue, MaxText)
 		ds := parseInstant(p, dat, "start", &d.Start)
 		de := parseInstant(p, dat, "end", &d.End)
 		if !ds.IsZero() && !de.IsZero() && !de.After(ds) {
@@ -330,6 +372,9 @@ func (t *TicketSpec) validate(p *problems, pos positions, seen map[string]map[st
 	at := pos.at(t, where("ticket", k, t.Reference))
 	unique(p, seen["ticket"], at, t.Reference)
 	required(p, at, "name", t.Name)
+	fileText(p, at, "reference", &t.Reference, MaxText)
+	fileText(p, at, "name", &t.Name, MaxName)
+	fileText(p, at, "description", t.Description, MaxDescription)
 	if !ValidCurrency(t.Currency) {
 		p.add(at, "currency", "%q is not an ISO 4217 currency code such as GHS", t.Currency)
 	}

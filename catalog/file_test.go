@@ -67,6 +67,21 @@ func TestParseFile(t *testing.T) {
   {"reference": "EVT-M", "slug": "m", "dates": []}]}`, []string{
 			`event "EVT-M": name: is required (line 2)`,
 		}},
+		{"ErrTextNotShowable", `{"venues": [{"reference": "v\u001b[2J", "name": "Hall", "slug": "hall", "city": "Ac\u202ecra"}],
+  "events": [{"reference": "EVT-X", "name": "\u001b]0;pwned\u0007Night", "slug": "x", "description": "` + strings.Repeat("d", 5001) + `",
+    "ussd_code": "\u2066*1#",
+    "dates": [{"reference": "D-X", "start": "2026-12-24T18:00:00Z", "end": "2026-12-25T02:00:00Z", "online": true,
+      "tickets": [{"reference": "T-X", "name": "` + strings.Repeat("n", 10000) + `", "description": "a\rb", "free": true, "currency": "GHS"},
+        {"reference": "T-Y", "name": "Line\u2028break", "description": "Two lines\n\tand a tab", "free": true, "currency": "GHS"}]}]}]}`, []string{
+			`venue "v\x1b[2J": reference: must not contain control characters or bidirectional text controls (line 1)`,
+			`venue "v\x1b[2J": city: must not contain control characters or bidirectional text controls (line 1)`,
+			`event "EVT-X": name: must not contain control characters or bidirectional text controls (line 2)`,
+			`event "EVT-X": description: must be at most 5000 characters (line 2)`,
+			`event "EVT-X": ussd_code: must not contain control characters or bidirectional text controls (line 3)`,
+			`ticket "T-X": name: must be at most 200 characters (line 5)`,
+			`ticket "T-X": description: must not contain control characters or bidirectional text controls (line 5)`,
+			`ticket "T-Y": name: must not contain control characters or bidirectional text controls (line 6)`,
+		}},
 		{"OKKeysInAnyCase", `{"Events": [{"Reference": "EVT-C", "NAME": "Case", "slug": "case", "published": null}]}`, nil},
 	}
 	for _, tt := range tests {
@@ -152,6 +167,22 @@ func TestImportProblemsAtOnce(t *testing.T) {
 				`ticket "T-REF-A": quantity: 39 is less than the 40 tickets already sold or held (line 6)`,
 			}, problemsOf(t, err))
 		})
+	})
+}
+
+// TestImportRefusesTextWhole: a file with one name that is not text is
+// refused whole; nothing of it, the good objects included, is written.
+func TestImportRefusesTextWhole(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		bad := strings.Replace(refFile, `"name": "B"`, `"name": "B\u001b[2J"`, 1)
+		_, err := catalog.Import(ctx, db, mustParse(t, bad), time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+		require.Equal(t, []string{
+			`ticket "T-REF-B": name: must not contain control characters or bidirectional text controls (line 7)`,
+		}, problemsOf(t, err))
+		n, err := db.NewSelect().TableExpr("venues").Where("reference = ?", "ref-hall").Count(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n, "nothing of a refused file is written")
 	})
 }
 

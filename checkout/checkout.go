@@ -6,6 +6,7 @@
 package checkout
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base32"
@@ -34,9 +35,12 @@ type Config struct {
 	// SandboxExpiry and LiveExpiry are how long a pending order lives.
 	SandboxExpiry time.Duration
 	LiveExpiry    time.Duration
-	// FreeDailyAppCap and FreeDailyBuyerEventCap cap live free tickets per
-	// UTC day: per app, and per buyer (email) per event.
+	// FreeDailyAppCap, FreeDailyAccountCap and FreeDailyBuyerEventCap cap
+	// live free tickets per UTC day: per app, per account (all its apps
+	// together, so more apps do not buy more), and per buyer (email) per
+	// event. A zero FreeDailyAccountCap is DefaultFreeDailyAccountCap.
 	FreeDailyAppCap        int64
+	FreeDailyAccountCap    int64
 	FreeDailyBuyerEventCap int64
 	// LiveFreeDisabled switches live free checkout off
 	// (free_checkout_unavailable).
@@ -47,9 +51,14 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		PublicBaseURL: "http://localhost:8080", SandboxExpiry: 60 * time.Minute, LiveExpiry: 15 * time.Minute,
-		FreeDailyAppCap: 1000, FreeDailyBuyerEventCap: 10,
+		FreeDailyAppCap: 1000, FreeDailyAccountCap: DefaultFreeDailyAccountCap, FreeDailyBuyerEventCap: 10,
 	}
 }
+
+// DefaultFreeDailyAccountCap is the live free tickets one account's apps
+// may give out per UTC day together: three apps' worth, as the account's
+// request limits are three apps' (ACCOUNT_LIMIT_MULTIPLE).
+const DefaultFreeDailyAccountCap = 3000
 
 // Service creates checkout sessions and reads orders.
 type Service struct {
@@ -686,7 +695,8 @@ func soldOut(id int64) error {
 }
 
 // takeFreeQuota counts a live free order against the buyer's daily cap for
-// the event and the app's daily cap (UTC days). A buyer is one normalised
+// the event, the app's daily cap and its account's (all the account's
+// apps together; UTC days). A buyer is one normalised
 // email address (clientinput.BuyerEmail): Cap+1@Example.com is the buyer
 // cap@example.com is, not a second allowance.
 // Errors: quantity_exceeds_limit, free_order_limit_reached.
@@ -714,6 +724,14 @@ func (s *Service) takeFreeQuota(ctx context.Context, tx bun.Tx, c Caller, eventI
 	}
 	if !ok {
 		return apperr.New(apperr.FreeOrderLimitReached, "This app has reached today's limit of %d free tickets.", s.Config.FreeDailyAppCap)
+	}
+	capAccount := cmp.Or(s.Config.FreeDailyAccountCap, DefaultFreeDailyAccountCap)
+	ok, err = store.AddFreeUsage(ctx, tx, "account:"+itoa(c.AccountID), day, qty, capAccount)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return apperr.New(apperr.FreeOrderLimitReached, "This account has reached today's limit of %d free tickets, all its apps together.", capAccount)
 	}
 	return nil
 }

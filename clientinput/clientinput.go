@@ -60,6 +60,24 @@ func NameProblem(name string) string {
 	return ""
 }
 
+// TextProblem returns what is wrong with a text shown to people (a
+// catalog's names and descriptions, its venues' addresses), or "": not
+// UTF-8, more than max characters, or a character NameProblem refuses
+// (control characters such as ESC, bidirectional controls, line and
+// paragraph separators). With lines set, a line feed and a tab are text
+// (a description's paragraphs); a carriage return is still refused.
+func TextProblem(s string, max int, lines bool) string {
+	switch {
+	case !utf8.ValidString(s):
+		return "must be UTF-8 text"
+	case Length(s) > max:
+		return fmt.Sprintf("must be at most %d characters", max)
+	case strings.ContainsFunc(s, func(r rune) bool { return hidden(r) && !(lines && (r == '\n' || r == '\t')) }):
+		return "must not contain control characters or bidirectional text controls"
+	}
+	return ""
+}
+
 // hidden reports a character that changes how text around it is shown
 // rather than being shown itself.
 func hidden(r rune) bool {

@@ -84,3 +84,31 @@ func TestEmailProblem(t *testing.T) {
 		require.Equal(t, want, clientinput.EmailProblem(in), in)
 	}
 }
+
+func TestTextProblem(t *testing.T) {
+	t.Parallel()
+	const bidi = "must not contain control characters or bidirectional text controls"
+	for _, c := range []struct {
+		name, in string
+		max      int
+		lines    bool
+		want     string
+	}{
+		{"OK", "Highlife Night", 200, false, ""},
+		{"OKAtLimit", strings.Repeat("é", 5000), 5000, true, ""},
+		{"OKLinesAndTabs", "Doors at 6.\n\tBring ID.", 5000, true, ""},
+		{"ErrTooLong", strings.Repeat("é", 201), 200, false, "must be at most 200 characters"},
+		{"ErrNewlineInOneLine", "High\nlife", 200, false, bidi},
+		{"ErrCarriageReturn", "a\r\nb", 5000, true, bidi},
+		{"ErrEscapeSequence", "\x1b[31mRed\x1b[0m", 5000, true, bidi},
+		{"ErrOSCTitle", "\x1b]0;owned\x07", 200, false, bidi},
+		{"ErrRLO", "Night\u202Egpj.exe", 200, false, bidi},
+		{"ErrIsolate", "\u2066Night", 5000, true, bidi},
+		{"ErrParagraphSeparator", "a\u2029b", 5000, true, bidi},
+		{"ErrNotUTF8", "a\xff", 200, false, "must be UTF-8 text"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			require.Equal(t, c.want, clientinput.TextProblem(c.in, c.max, c.lines))
+		})
+	}
+}

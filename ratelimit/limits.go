@@ -4,11 +4,15 @@ import "time"
 
 // Config holds the limits of spec section 8; zero values take its defaults.
 type Config struct {
-	FailedAuth int           // per client IP
-	LiveApp    int           // per app with a live key
-	TestApp    int           // per app with a test key
-	Checkout   int           // checkout creates per app and environment
-	Window     time.Duration // the window of every limit
+	FailedAuth int // per client IP
+	LiveApp    int // per app with a live key
+	TestApp    int // per app with a test key
+	Checkout   int // checkout creates per app and environment
+	// TicketPages bounds requests for buyers' ticket pages and PDFs per
+	// client IP (an IPv6 client per /64): the only public pages that cost
+	// a render per request.
+	TicketPages int
+	Window      time.Duration // the window of every limit
 	// AccountMultiple bounds an account's apps together, per environment:
 	// at most this many times one app's request and checkout limits, so
 	// more apps do not buy more capacity.
@@ -19,7 +23,7 @@ type Config struct {
 
 // DefaultConfig returns the spec's limits.
 func DefaultConfig() Config {
-	return Config{FailedAuth: 60, LiveApp: 120, TestApp: 240, Checkout: 30, Window: time.Minute, AccountMultiple: 3, Prefix: "boxoffice"}
+	return Config{FailedAuth: 60, LiveApp: 120, TestApp: 240, Checkout: 30, TicketPages: 60, Window: time.Minute, AccountMultiple: 3, Prefix: "boxoffice"}
 }
 
 // Namespace is the prefix of the configuration's counters: Prefix, or the
@@ -41,6 +45,7 @@ type Limits struct {
 	LiveAccount     *Limiter
 	TestAccount     *Limiter
 	CheckoutAccount *Limiter
+	TicketPages     *Limiter
 }
 
 // NewLimits builds the limiters of cfg over s.
@@ -66,6 +71,7 @@ func NewLimits(s *Store, cfg Config) *Limits {
 		LiveAccount:     s.New(ns+":account-live", k*live, cfg.Window),
 		TestAccount:     s.New(ns+":account-test", k*test, cfg.Window),
 		CheckoutAccount: s.New(ns+":account-checkout", k*checkout, cfg.Window),
+		TicketPages:     s.New(ns+":ticket-pages", pick(cfg.TicketPages, d.TicketPages), cfg.Window),
 	}
 }
 

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,7 +24,7 @@ import (
 // never serves, and the health checks.
 func (m *Main) AdminHandler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(middleware.GetHead)
+	r.Use(adminHosts(m.Config.AdminHosts), middleware.GetHead)
 	r.Get("/healthz", m.healthz)
 	r.Get("/readyz", m.readyz)
 	(&mailpage.Handler{Mailbox: m.Mailbox, Log: m.Log}).Routes(r)
@@ -102,4 +105,55 @@ func (r *readiness) check(ctx context.Context) string {
 		return fmt.Sprintf("%d migrations pending", n)
 	}
 	return ""
+}
+
+// adminHosts refuses a request whose Host header is not an IP literal,
+// localhost or one of names (ADMIN_HOSTS) with 421 Misdirected Request.
+// The admin listener serves buyers' ticket links (/mail) and the metrics
+// to whoever reaches it; a page of another site that rebinds its own DNS
+// name to the listener's address reaches it from an operator's browser,
+// but its requests still carry that site's name as their Host.
+func adminHosts(names []string) func(http.Handler) http.Handler {
+	allowed := map[string]bool{"localhost": true}
+	for _, n := range names {
+		if n = canonicalHost(n); n != "" {
+			allowed[n] = true
+		}
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !adminHostAllowed(r.Host, allowed) {
+				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+				w.Header().Set("Cache-Control", "no-store")
+				w.WriteHeader(http.StatusMisdirectedRequest)
+				_, _ = w.Write([]byte("This listener answers only its IP address, localhost or a name in ADMIN_HOSTS.\n"))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// adminHostAllowed reports whether hostport (a Host header, with or
+// without a port) names the admin listener: an IP literal, or a name in
+// allowed.
+func adminHostAllowed(hostport string, allowed map[string]bool) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if host == "" {
+		return false
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	return allowed[canonicalHost(host)]
+}
+
+// canonicalHost is a host name as the admin listener compares it: lower
+// case, without a trailing dot.
+func canonicalHost(name string) string {
+	return strings.ToLower(strings.TrimSuffix(strings.TrimSpace(name), "."))
 }

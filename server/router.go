@@ -65,7 +65,9 @@ func (m *Main) Handler() http.Handler {
 	r.Mount("/portal", (&portal.Handler{Service: m.Portal, Log: m.Log}).Routes())
 	(&sandbox.Handler{Checkout: m.Checkout, Now: m.Now, Log: m.Log}).Routes(r)
 	(&hosted.Handler{Checkout: m.Checkout, Payments: m.Payments, Now: m.Now, Log: m.Log, Refunds: m.Refunds}).Routes(r)
-	(&ticketpage.Handler{Load: m.Tickets.Page, Log: m.Log}).Routes(r)
+	(&ticketpage.Handler{Load: m.Tickets.Page, Log: m.Log, PDFs: m.TicketPDFs, Allow: func(ctx context.Context) error {
+		return m.Limits.TicketPages.Allow(ctx, ratelimit.ClientKey(ratelimit.ClientIPFrom(ctx)), "ticket page requests from this address")
+	}}).Routes(r)
 	(&doorpage.Handler{Event: m.doorEvent, WriteError: func(w http.ResponseWriter, r *http.Request, err error) {
 		rest.WriteError(w, r, m.Log, err)
 	}, Now: m.Now, Log: m.Log}).Routes(r)
@@ -159,7 +161,8 @@ func (m *Main) catalogReads(next http.Handler) http.Handler {
 	})
 }
 
-// limitBody refuses bodies larger than MaxBodyBytes with a clear error.
+// limitBody refuses bodies larger than MaxBodyBytes with a clear error,
+// and answers a body that does not arrive with 408 (watchBody).
 func (m *Main) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > m.Config.MaxBodyBytes {
@@ -171,6 +174,7 @@ func (m *Main) limitBody(next http.Handler) http.Handler {
 			}
 			return
 		}
+		w, r = watchBody(w, r)
 		r.Body = http.MaxBytesReader(w, r.Body, m.Config.MaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})

@@ -38,6 +38,7 @@ import (
 	"github.com/boxoffice/boxoffice/resolvers"
 	"github.com/boxoffice/boxoffice/rest"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/ticketdoc"
 	"github.com/boxoffice/boxoffice/tickets"
 	"github.com/boxoffice/boxoffice/webhook"
 )
@@ -51,6 +52,9 @@ type Config struct {
 	// AdminAddr is the admin listener of serve (/metrics and health);
 	// empty disables it.
 	AdminAddr string
+	// AdminHosts are the host names the admin listener answers besides IP
+	// literals and localhost (ADMIN_HOSTS); any other Host gets 421.
+	AdminHosts []string
 	// PublicBaseURL is the base of every URL the service hands out.
 	PublicBaseURL string
 	// AllowPrivateWebhooks accepts http:// and private webhook targets.
@@ -61,6 +65,9 @@ type Config struct {
 	// FreeDailyAppCap and FreeDailyBuyerEventCap cap live free tickets per UTC day.
 	FreeDailyAppCap        int64
 	FreeDailyBuyerEventCap int64
+	// FreeDailyAccountCap caps live free tickets per account per UTC day,
+	// all its apps together.
+	FreeDailyAccountCap int64
 	// WebhookRetryBase is the first webhook retry delay.
 	WebhookRetryBase time.Duration
 	// WebhookAppConcurrency is how many deliveries of one app run at once
@@ -130,7 +137,7 @@ func DefaultConfig() Config {
 	return Config{
 		DatabaseURL: store.DefaultURL, Addr: ":8080", AdminAddr: "127.0.0.1:9090", PublicBaseURL: d.PublicBaseURL,
 		SandboxExpiry: d.SandboxExpiry, LiveExpiry: d.LiveExpiry,
-		FreeDailyAppCap: d.FreeDailyAppCap, FreeDailyBuyerEventCap: d.FreeDailyBuyerEventCap,
+		FreeDailyAppCap: d.FreeDailyAppCap, FreeDailyBuyerEventCap: d.FreeDailyBuyerEventCap, FreeDailyAccountCap: d.FreeDailyAccountCap,
 		WebhookRetryBase: webhook.DefaultRetryBase, Jobs: jobs.DefaultConfig(),
 		WebhookAppConcurrency: webhook.DefaultPerApp, WebhookDisableAfter: webhook.DefaultDisableAfter,
 		RateLimits: ratelimit.DefaultConfig(), RateLimitDelay: admission.DefaultTarpitDelay, MaxAppsPerAccount: provision.DefaultMaxAppsPerAccount, MaxBodyBytes: 1 << 20,
@@ -167,6 +174,9 @@ type Main struct {
 	// Cancellations cancels dates and refunds their orders.
 	Cancellations *cancellation.Service
 	Tickets       *tickets.Service
+	// TicketPDFs keeps the PDFs of orders' tickets, one render per
+	// version, for the ticket page and the ticket email.
+	TicketPDFs *ticketdoc.PDFCache
 	// CheckIns decides and records the door's scans.
 	CheckIns *checkin.Service
 	// Mail sends ticket emails: SMTP, or the development mailbox.
@@ -271,12 +281,13 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 			return nil, err
 		}
 	}
+	m.TicketPDFs = &ticketdoc.PDFCache{}
 	m.Tickets = &tickets.Service{DB: db, Now: now, PublicBaseURL: cfg.PublicBaseURL, Mail: m.Mail, From: cfg.MailFrom,
-		Webhooks: m.Webhooks}
+		Webhooks: m.Webhooks, PDFs: m.TicketPDFs}
 	m.CheckIns = &checkin.Service{DB: db, Dates: readcache.CheckoutCatalog{DB: db}, Webhooks: m.Webhooks, Now: now, Log: log}
 	m.Checkout = &checkout.Service{DB: db, Idempotency: m.Idempotency, Webhooks: m.Webhooks, Tickets: m.Tickets, Payments: m.Payments, Now: now, Config: checkout.Config{
 		PublicBaseURL: cfg.PublicBaseURL, SandboxExpiry: cfg.SandboxExpiry, LiveExpiry: cfg.LiveExpiry,
-		FreeDailyAppCap: cfg.FreeDailyAppCap, FreeDailyBuyerEventCap: cfg.FreeDailyBuyerEventCap,
+		FreeDailyAppCap: cfg.FreeDailyAppCap, FreeDailyBuyerEventCap: cfg.FreeDailyBuyerEventCap, FreeDailyAccountCap: cfg.FreeDailyAccountCap,
 		LiveFreeDisabled: cfg.LiveFreeDisabled,
 	}, Throttle: func(ctx context.Context, c checkout.Caller) error {
 		return m.Admission.Checkout(ctx, c.AccountID, c.AppID, c.Environment)

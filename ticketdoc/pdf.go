@@ -1,6 +1,7 @@
 package ticketdoc
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -42,6 +43,13 @@ var (
 // one (ł has none, ź has z), else "?". Errors: for an order without
 // tickets, from the QR encoder or the PDF writer, or w's.
 func RenderPDF(w io.Writer, o *Order) error {
+	return RenderPDFContext(context.Background(), w, o)
+}
+
+// RenderPDFContext is RenderPDF that stops, returning ctx's error, when
+// ctx ends: a PDF of a thousand tickets takes seconds of a core, which
+// must not go on for a client that left. It checks between pages.
+func RenderPDFContext(ctx context.Context, w io.Writer, o *Order) error {
 	if len(o.Tickets) == 0 {
 		return ErrNoTickets
 	}
@@ -53,6 +61,9 @@ func RenderPDF(w io.Writer, o *Order) error {
 	pdf.SetLang("en")
 	f := FactsOf(o)
 	for _, t := range o.Tickets {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := drawTicket(pdf, o, f, t); err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/ticketdoc"
 	"github.com/boxoffice/boxoffice/webpage"
 	"github.com/go-chi/chi/v5"
@@ -28,12 +29,22 @@ type Handler struct {
 	// must not carry the token.
 	Load func(ctx context.Context, token string) (*ticketdoc.Order, error)
 	Log  *slog.Logger
+	// PDFs renders each version of an order's PDF once and keeps it; nil
+	// is a cache of the default size, made by Routes.
+	PDFs *ticketdoc.PDFCache
+	// Allow counts a request against its client's budget before anything
+	// is loaded; an apperr.RateLimitExceeded answers 429 with Retry-After.
+	// Nil allows every request.
+	Allow func(ctx context.Context) error
 }
 
 // Routes registers GET and HEAD of /tickets/{token} (the page) and
 // /tickets/{token}/tickets.pdf on r; other methods are answered 405 by
 // the handler itself, so the answer is an HTML page with the same headers.
 func (h *Handler) Routes(r chi.Router) {
+	if h.PDFs == nil {
+		h.PDFs = &ticketdoc.PDFCache{}
+	}
 	r.HandleFunc("/tickets/{token}", h.page)
 	r.HandleFunc("/tickets/{token}/tickets.pdf", h.pdf)
 }
@@ -45,6 +56,8 @@ var (
 	failedPage = renderMessage("Something went wrong",
 		"Your tickets could not be shown just now. Please try again in a moment.")
 	notAllowedPage = renderMessage("Method not allowed", "This address answers GET and HEAD only.")
+	tooManyPage    = renderMessage("Too many requests",
+		"This address opened tickets too often just now. Wait a minute and try again.")
 )
 
 // private sets the headers every answer carries: the page's policy, and no
@@ -63,8 +76,13 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	page, ok := pageNumber(r.URL.Query().Get("page"), len(o.Tickets))
+	if !ok {
+		respond(w, r, http.StatusNotFound, "text/html; charset=utf-8", notFoundPage)
+		return
+	}
 	var buf bytes.Buffer
-	if err := RenderHTML(&buf, o, token); err != nil {
+	if err := RenderHTML(&buf, o, token, page); err != nil {
 		h.fail(w, r, "ticket page", err)
 		return
 	}
@@ -76,23 +94,38 @@ func (h *Handler) pdf(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var buf bytes.Buffer
-	if err := ticketdoc.RenderPDF(&buf, o); err != nil {
+	pdf, err := h.PDFs.PDF(r.Context(), o)
+	if err != nil {
+		if r.Context().Err() != nil {
+			// The client left; the render stopped unless another waits.
+			return
+		}
 		h.fail(w, r, "ticket PDF", err)
 		return
 	}
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": ticketdoc.PDFName(o)}))
-	respond(w, r, http.StatusOK, "application/pdf", buf.Bytes())
+	respond(w, r, http.StatusOK, "application/pdf", pdf)
 }
 
 // load answers everything but an order with tickets: a method other than
-// GET or HEAD, a token that cannot be one (without asking Load), an
-// unknown token, a failed load.
+// GET or HEAD, a client over its budget, a token that cannot be one
+// (without asking Load), an unknown token, a failed load.
 func (h *Handler) load(w http.ResponseWriter, r *http.Request, token string) (*ticketdoc.Order, bool) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		respond(w, r, http.StatusMethodNotAllowed, "text/html; charset=utf-8", notAllowedPage)
 		return nil, false
+	}
+	if h.Allow != nil {
+		if err := h.Allow(r.Context()); err != nil {
+			if e := apperr.From(err); e.Code == apperr.RateLimitExceeded {
+				w.Header().Set("Retry-After", strconv.Itoa(max(e.RetryAfter, 1)))
+				respond(w, r, http.StatusTooManyRequests, "text/html; charset=utf-8", tooManyPage)
+				return nil, false
+			}
+			h.fail(w, r, "ticket page: the client's budget", err)
+			return nil, false
+		}
 	}
 	if !ticketdoc.PlausibleToken(token) {
 		respond(w, r, http.StatusNotFound, "text/html; charset=utf-8", notFoundPage)
@@ -132,4 +165,20 @@ func respond(w http.ResponseWriter, r *http.Request, status int, contentType str
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body)
 	}
+}
+
+// pageNumber reads the page query of an order of n tickets: empty is the
+// first page; otherwise a decimal number of a page that exists.
+func pageNumber(q string, n int) (int, bool) {
+	if q == "" {
+		return 1, true
+	}
+	if len(q) > 6 {
+		return 0, false
+	}
+	p, err := strconv.Atoi(q)
+	if err != nil || p < 1 || p > Pages(n) || strconv.Itoa(p) != q {
+		return 0, false
+	}
+	return p, true
 }

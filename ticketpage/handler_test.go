@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/ticketdoc"
 	"github.com/boxoffice/boxoffice/ticketdoc/ticketdoctest"
 	"github.com/boxoffice/boxoffice/webpage"
@@ -41,28 +45,57 @@ func (b *lockedBuffer) String() string {
 type testBundle struct {
 	srv   *httptest.Server
 	order *ticketdoc.Order
+	big   *ticketdoc.Order
 	loads atomic.Int32
 	log   *lockedBuffer
+	// renders counts PDF renders; a render starts once bigLoads reaches
+	// renderAfter, so that many requests for bigToken are in at once.
+	renders     atomic.Int32
+	bigLoads    atomic.Int32
+	renderAfter int32
+	// allowed is how many requests the client budget lets through when
+	// limited is set.
+	allowed atomic.Int32
+	limited atomic.Bool
 }
 
 const (
 	goodToken   = "tok_Good-123"
 	brokenToken = "tok_broken"
 	emptyToken  = "tok_empty"
+	bigToken    = "tok_big"
 )
+
+// bigOrder is an order of n tickets.
+func bigOrder(t *testing.T, n int) *ticketdoc.Order {
+	o := ticketdoctest.NewOrder(t, false)
+	o.Reference = "ORD-BIG"
+	o.Tickets = nil
+	for i := range n {
+		o.Tickets = append(o.Tickets, ticketdoc.Ticket{Code: ticketdoctest.NewCode(t, false), TicketName: "Regular",
+			Position: i + 1, Total: n, Status: ticketdoc.StatusValid})
+	}
+	return o
+}
 
 // setup serves a Handler on a real server, as the service mounts it on its
 // chi router. Load knows goodToken, finds an order without tickets for
 // emptyToken, fails for brokenToken, and knows no other.
 func setup(t *testing.T) *testBundle {
 	t.Helper()
-	tb := &testBundle{order: ticketdoctest.NewOrder(t, false), log: &lockedBuffer{}}
+	tb := &testBundle{order: ticketdoctest.NewOrder(t, false), big: bigOrder(t, 120), log: &lockedBuffer{}, renderAfter: 1}
 	h := &Handler{
 		Load: func(_ context.Context, token string) (*ticketdoc.Order, error) {
 			tb.loads.Add(1)
 			switch token {
 			case goodToken:
 				return tb.order, nil
+			case bigToken:
+				tb.bigLoads.Add(1)
+				// A copy, as each load from the database is.
+				o := *tb.big
+				o.Tickets = append([]ticketdoc.Ticket(nil), tb.big.Tickets...)
+				return &o, nil
 			case brokenToken:
 				return nil, errors.New("database is on fire")
 			case emptyToken:
@@ -71,6 +104,27 @@ func setup(t *testing.T) *testBundle {
 			return nil, ticketdoc.ErrNotFound
 		},
 		Log: slog.New(slog.NewTextHandler(tb.log, nil)),
+		PDFs: &ticketdoc.PDFCache{Render: func(ctx context.Context, w io.Writer, o *ticketdoc.Order) error {
+			tb.renders.Add(1)
+			for o.Reference == tb.big.Reference && tb.bigLoads.Load() < tb.renderAfter {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				runtime.Gosched()
+			}
+			return ticketdoc.RenderPDFContext(ctx, w, o)
+		}},
+		Allow: func(context.Context) error {
+			if !tb.limited.Load() {
+				return nil
+			}
+			if tb.allowed.Add(-1) < 0 {
+				e := apperr.New(apperr.RateLimitExceeded, "Too many ticket page requests from this address.")
+				e.RetryAfter = 42
+				return e
+			}
+			return nil
+		},
 	}
 	r := chi.NewRouter()
 	h.Routes(r)
@@ -212,5 +266,92 @@ func TestHandler(t *testing.T) {
 			}
 		}
 		require.Zero(t, tb.loads.Load())
+	})
+}
+
+// TestLargeOrder: a ticket page shows at most PageSize tickets and links
+// every page; the PDF of all of them is rendered once for eight
+// concurrent downloads, and again only when the order changes; a client
+// over its budget is refused before anything is loaded.
+func TestLargeOrder(t *testing.T) {
+	t.Parallel()
+	ticketIDs := regexp.MustCompile(`<li class="ticket[^"]*" id="ticket-(\d+)"`)
+	t.Run("Pages", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t)
+		for _, tc := range []struct {
+			query       string
+			first, last int
+		}{{"", 1, 50}, {"?page=1", 1, 50}, {"?page=2", 51, 100}, {"?page=3", 101, 120}} {
+			res, body := tb.do(t, http.MethodGet, ticketdoc.PagePath(bigToken)+tc.query)
+			require.Equal(t, http.StatusOK, res.StatusCode, tc.query)
+			page := string(body)
+			ids := ticketIDs.FindAllStringSubmatch(page, -1)
+			require.Len(t, ids, tc.last-tc.first+1, tc.query)
+			require.Equal(t, strconv.Itoa(tc.first), ids[0][1])
+			require.Equal(t, strconv.Itoa(tc.last), ids[len(ids)-1][1])
+			require.Contains(t, page, "Tickets "+strconv.Itoa(tc.first)+"–"+strconv.Itoa(tc.last)+" of 120")
+			if tc.first > 1 {
+				require.Contains(t, page, `<a href="/tickets/`+bigToken+`">1–50</a>`+"\n", "links back to the first page")
+			}
+			require.Contains(t, page, `<a href="/tickets/`+bigToken+`?page=3"`)
+			require.Contains(t, page, `aria-current="page">`+strconv.Itoa(tc.first)+"–"+strconv.Itoa(tc.last)+"</a>")
+		}
+		for _, q := range []string{"?page=0", "?page=4", "?page=-1", "?page=abc", "?page=02", "?page=99999999999999999999"} {
+			res, body := tb.do(t, http.MethodGet, ticketdoc.PagePath(bigToken)+q)
+			require.Equal(t, http.StatusNotFound, res.StatusCode, q)
+			requirePrivate(t, res)
+			require.Contains(t, string(body), "These tickets were not found", q)
+		}
+		// A small order has one page and no page links.
+		_, body := tb.do(t, http.MethodGet, ticketdoc.PagePath(goodToken))
+		require.NotContains(t, string(body), `class="pages"`)
+		require.Len(t, ticketIDs.FindAllString(string(body), -1), 3)
+	})
+	t.Run("PDFOnceForEightDownloads", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t)
+		tb.renderAfter = 8
+		bodies := make([][]byte, 8)
+		var wg sync.WaitGroup
+		for i := range bodies {
+			wg.Go(func() {
+				res, body := tb.do(t, http.MethodGet, ticketdoc.PDFPath(bigToken))
+				require.Equal(t, http.StatusOK, res.StatusCode)
+				bodies[i] = body
+			})
+		}
+		wg.Wait()
+		require.EqualValues(t, 1, tb.renders.Load(), "eight downloads, one render")
+		require.Equal(t, 120, ticketdoctest.PDFPages(bodies[0]))
+		for _, b := range bodies {
+			require.Equal(t, bodies[0], b)
+		}
+		_, again := tb.do(t, http.MethodGet, ticketdoc.PDFPath(bigToken))
+		require.Equal(t, bodies[0], again)
+		require.EqualValues(t, 1, tb.renders.Load(), "the same version is kept")
+
+		tb.big.Tickets[7].Status = ticketdoc.StatusVoid
+		_, changed := tb.do(t, http.MethodGet, ticketdoc.PDFPath(bigToken))
+		require.NotEqual(t, bodies[0], changed)
+		require.EqualValues(t, 2, tb.renders.Load(), "a changed order is rendered again")
+	})
+	t.Run("ClientBudget", func(t *testing.T) {
+		t.Parallel()
+		tb := setup(t)
+		tb.allowed.Store(2)
+		tb.limited.Store(true)
+		for i, path := range []string{ticketdoc.PagePath(goodToken), ticketdoc.PDFPath(goodToken), ticketdoc.PDFPath(goodToken), ticketdoc.PagePath(bigToken)} {
+			res, body := tb.do(t, http.MethodGet, path)
+			if i < 2 {
+				require.Equal(t, http.StatusOK, res.StatusCode, path)
+				continue
+			}
+			require.Equal(t, http.StatusTooManyRequests, res.StatusCode, path)
+			require.Equal(t, "42", res.Header.Get("Retry-After"))
+			requirePrivate(t, res)
+			require.Contains(t, string(body), "Too many requests")
+		}
+		require.EqualValues(t, 2, tb.loads.Load(), "a refused request loads nothing")
 	})
 }

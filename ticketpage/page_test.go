@@ -16,7 +16,7 @@ import (
 func mustHTML(tb testing.TB, o *ticketdoc.Order, token string) string {
 	tb.Helper()
 	var buf bytes.Buffer
-	require.NoError(tb, RenderHTML(&buf, o, token))
+	require.NoError(tb, RenderHTML(&buf, o, token, 1))
 	return buf.String()
 }
 
@@ -129,7 +129,7 @@ func TestRenderHTML(t *testing.T) {
 		t.Parallel()
 		o := ticketdoctest.NewOrder(t, false)
 		o.Tickets = nil
-		require.ErrorIs(t, RenderHTML(&bytes.Buffer{}, o, "tok"), ticketdoc.ErrNoTickets)
+		require.ErrorIs(t, RenderHTML(&bytes.Buffer{}, o, "tok", 1), ticketdoc.ErrNoTickets)
 	})
 }
 

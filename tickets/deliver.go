@@ -145,8 +145,15 @@ func (s *Service) compose(ctx context.Context, o *store.Order) (*mail.Message, e
 	if err != nil {
 		return nil, err
 	}
-	var pdf bytes.Buffer
-	if err := ticketdoc.RenderPDF(&pdf, p); err != nil {
+	var pdf []byte
+	if s.PDFs != nil {
+		pdf, err = s.PDFs.PDF(ctx, p)
+	} else {
+		var buf bytes.Buffer
+		err = ticketdoc.RenderPDFContext(ctx, &buf, p)
+		pdf = buf.Bytes()
+	}
+	if err != nil {
 		return nil, err
 	}
 	d := emailData{Order: p, URL: URL(s.PublicBaseURL, *o.TicketsToken), Count: len(p.Tickets),
@@ -162,7 +169,7 @@ func (s *Service) compose(ctx context.Context, o *store.Order) (*mail.Message, e
 		From: s.From, To: o.CustomerEmail, OrderID: o.ID,
 		Subject: fmt.Sprintf("Your tickets for %s", p.EventName),
 		Text:    text.String(), HTML: html.String(),
-		Attachments: []mail.Attachment{{Name: ticketdoc.PDFName(p), ContentType: "application/pdf", Data: pdf.Bytes()}},
+		Attachments: []mail.Attachment{{Name: ticketdoc.PDFName(p), ContentType: "application/pdf", Data: pdf}},
 	}, nil
 }
 

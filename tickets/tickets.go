@@ -36,6 +36,10 @@ type Service struct {
 	From string
 	// Webhooks emits ticket.voided.
 	Webhooks *webhook.Service
+	// PDFs renders the PDF the email attaches, shared with the ticket
+	// page so an order's version is drawn once for both; nil renders
+	// each email's own.
+	PDFs *ticketdoc.PDFCache
 }
 
 // TestCodePrefix begins the code of every test ticket; no live code does.

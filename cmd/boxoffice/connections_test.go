@@ -24,7 +24,8 @@ import (
 // or trickles it a byte at a time, is cut by the server at its read
 // timeout, on every route: GraphQL, REST with and without a key, the
 // portal, the WebSocket upgrade and the event stream. Nothing outlives its
-// deadline, whatever the handler did with the read deadline.
+// deadline, whatever the handler did with the read deadline. What it
+// answers, if anything, is 408.
 func TestStalledBodiesAreCut(t *testing.T) {
 	t.Parallel()
 	tb := setup(t, storetest.MustOpen(t, "sqlite"))
@@ -37,14 +38,18 @@ func TestStalledBodiesAreCut(t *testing.T) {
 	wg.Go(func() { _ = srv.Serve(ln) })
 	t.Cleanup(func() { srv.Close(); wg.Wait() })
 
-	routes := []struct{ name, method, path, key, extra string }{
-		{"GraphQL", "POST", "/graphql", tb.testKey, "Content-Type: application/json\r\n"},
-		{"GraphQLNoKey", "POST", "/graphql", "", "Content-Type: application/json\r\n"},
-		{"REST", "POST", "/api/v1/checkout-sessions", tb.testKey, "Content-Type: application/json\r\nIdempotency-Key: stall-1\r\n"},
-		{"RESTNoKey", "POST", "/api/v1/checkout-sessions", "", "Content-Type: application/json\r\n"},
-		{"Portal", "POST", "/portal/signin", "", "Content-Type: application/x-www-form-urlencoded\r\n"},
-		{"WebSocketUpgrade", "GET", "/graphql", "", "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n"},
-		{"EventStream", "GET", "/api/v1/webhook-events/stream", tb.testKey, ""},
+	// reads: the route reads the body before it can answer anything.
+	routes := []struct {
+		name, method, path, key, extra string
+		reads                          bool
+	}{
+		{"GraphQL", "POST", "/graphql", tb.testKey, "Content-Type: application/json\r\n", true},
+		{"GraphQLNoKey", "POST", "/graphql", "", "Content-Type: application/json\r\n", false},
+		{"REST", "POST", "/api/v1/checkout-sessions", tb.testKey, "Content-Type: application/json\r\nIdempotency-Key: stall-1\r\n", true},
+		{"RESTNoKey", "POST", "/api/v1/checkout-sessions", "", "Content-Type: application/json\r\n", false},
+		{"Portal", "POST", "/portal/signin", "", "Content-Type: application/x-www-form-urlencoded\r\n", true},
+		{"WebSocketUpgrade", "GET", "/graphql", "", "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n", false},
+		{"EventStream", "GET", "/api/v1/webhook-events/stream", tb.testKey, "", false},
 	}
 	for _, rt := range routes {
 		for _, trickle := range []bool{false, true} {
@@ -64,9 +69,10 @@ func TestStalledBodiesAreCut(t *testing.T) {
 				_, err = io.WriteString(conn, head+"\r\n{\"query\":")
 				require.NoError(t, err)
 				closed := make(chan struct{})
+				var answer strings.Builder
 				go func() {
 					// Whatever the server answers, it must then close.
-					_, _ = io.Copy(io.Discard, conn)
+					_, _ = io.Copy(&answer, conn)
 					close(closed)
 				}()
 				deadline := time.After(10 * time.Second)
@@ -75,6 +81,18 @@ func TestStalledBodiesAreCut(t *testing.T) {
 				for {
 					select {
 					case <-closed:
+						// 408 or a closed connection: never 499, a status
+						// for the logs, nor an answer to half a body.
+						if status, _, _ := strings.Cut(answer.String(), "\r\n"); status != "" {
+							if rt.reads {
+								require.Equal(t, "HTTP/1.1 408 Request Timeout", status, "%s %s", rt.method, rt.path)
+							} else {
+								// Refused before the body is read (no key, a
+								// body declared too large): a 4xx of its own.
+								require.Regexp(t, `^HTTP/1\.1 4\d\d `, status, "%s %s", rt.method, rt.path)
+								require.NotContains(t, status, " 499 ", "%s %s", rt.method, rt.path)
+							}
+						}
 						return
 					case <-deadline:
 						t.Fatalf("%s %s: the connection is still open 10 s after a read timeout of %s", rt.method, rt.path, readTimeout)

@@ -193,7 +193,7 @@ func TestPortalSignUpApproval(t *testing.T) {
 				{url.Values{"name": {""}, "email": {"kofi@partner.example"}, "password": {partnerPassword}}, "name", "Name is required."},
 				{url.Values{"name": {"Kofi"}, "email": {"kofi@"}, "password": {partnerPassword}}, "email", `Email "kofi@" is not a valid email address.`},
 				{url.Values{"name": {strings.Repeat("K", 201)}, "email": {"kofi@partner.example"}, "password": {partnerPassword}}, "name", "Name must be at most 200 characters."},
-				{url.Values{"name": {"Kofi\u202Eexe."}, "email": {"kofi@partner.example"}, "password": {partnerPassword}}, "name", "Name must not contain control characters or bidirectional text controls."},
+				{url.Values{"name": {"Kofi\u202Eexe."}, "email": {"kofi@partner.example"}, "password": {partnerPassword}}, "name", "Name must not contain invisible or formatting characters."},
 				{url.Values{"name": {"Kofi"}, "email": {strings.Repeat("k", 243) + "@example.com"}, "password": {partnerPassword}}, "email", "Email must be at most 254 characters."},
 				{url.Values{"name": {"Kofi"}, "email": {"kofi@partner.example"}, "password": {"short"}}, "password", "Password must be at least 10 characters long."},
 			} {
