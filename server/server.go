@@ -296,7 +296,8 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 		return nil, err
 	}
 	m.Jobs = runner
-	m.Webhooks.Enqueue = runner.EnqueueDelivery
+	m.Webhooks.CheckURL = m.Provision.CheckWebhookURL
+	m.Webhooks.Enqueue, m.Webhooks.NotifyDisabled = runner.EnqueueDeliveries, runner.EnqueueEndpointDisabledNotice
 	m.Tickets.EnqueueEmail = runner.EnqueueTicketEmail
 	m.Refunds.EnqueueSend = runner.EnqueueRefund
 	m.Portal.Mail, m.Portal.From, m.Portal.EnqueueNotice = m.Mail, cfg.MailFrom, runner.EnqueueSignUpNotice
