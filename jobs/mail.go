@@ -182,4 +182,6 @@ func (w *endpointNoticeWorker) NextRetry(job *river.Job[endpointNoticeArgs]) tim
 	return time.Now().UTC().Add(w.retry.delay(job.Attempt))
 }
 
-func (w *endpointNoticeWorker) Timeout(*river.Job[endpointNoticeArgs]) time.Duration { return mailTimeout }
+func (w *endpointNoticeWorker) Timeout(*river.Job[endpointNoticeArgs]) time.Duration {
+	return mailTimeout
+}

@@ -40,7 +40,7 @@ type WebhookEvent struct {
 type WebhookAttempt struct {
 	bun.BaseModel `bun:"table:webhook_attempts,alias:wa"`
 
-	ID         int64     `bun:"id,pk,autoincrement"`
+	ID      int64  `bun:"id,pk,autoincrement"`
 	EventID string `bun:"event_id,notnull"`
 	// EndpointID is the endpoint the attempt went to ("" before endpoints).
 	EndpointID string    `bun:"endpoint_id,nullzero"`
