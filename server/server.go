@@ -287,7 +287,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Refunds = &refunds.Service{DB: db, Orders: m.Checkout, Idempotency: m.Idempotency, Webhooks: m.Webhooks,
 		Payments: m.Payments, Now: now}
 	m.Resolver = &resolvers.Resolver{Catalog: m.Catalog, Checkout: m.Checkout, CheckIns: m.CheckIns, Live: m.Live,
-		Refunds: m.Refunds, Now: now}
+		Refunds: m.Refunds, Webhooks: m.Webhooks, Now: now}
 	jc := cfg.Jobs
 	jc.RetryBase = cfg.WebhookRetryBase
 	jc.MailRetryBase = cfg.MailRetryBase

@@ -48,9 +48,9 @@ type Endpoint struct {
 	Status         string   `json:"status"`
 	DisabledReason *string  `json:"disabled_reason"`
 	// Secret is set only in the answer that created or rotated it.
-	Secret    string `json:"secret,omitempty"`
-	CreatedAt string `json:"created_at"`
-	UpdatedAt string `json:"updated_at"`
+	Secret    *string `json:"secret,omitempty"`
+	CreatedAt string  `json:"created_at"`
+	UpdatedAt string  `json:"updated_at"`
 }
 
 // EndpointInput creates or changes an endpoint; nil fields are absent
@@ -253,7 +253,7 @@ func (s *Service) CreateEndpoint(ctx context.Context, appID int64, env string, i
 			return err
 		}
 		out = (&target{WebhookEndpoint: *ep, url: url, secret: secret}).view()
-		out.Secret = secret
+		out.Secret = &secret
 		return s.audit(ctx, tx, appID, audit.WebhookEndpoint, fmt.Sprintf("created %s (%s) to %s", ep.ID, env, hostOf(url)))
 	})
 	return out, err
@@ -380,7 +380,7 @@ func (s *Service) RotateEndpointSecret(ctx context.Context, appID int64, env, id
 			return err
 		}
 		out = t.view()
-		out.Secret = secret
+		out.Secret = &secret
 		return s.audit(ctx, tx, appID, audit.WebhookEndpoint, fmt.Sprintf("rotated the secret of %s (%s)", id, env))
 	})
 	return out, err

@@ -41,20 +41,20 @@ type LogEvent struct {
 // LogDelivery is an event's delivery to one endpoint; its attempts are
 // listed when the event is read alone.
 type LogDelivery struct {
-	EndpointID string        `json:"endpoint_id"`
-	Status     string        `json:"status"`
-	Attempts   int64         `json:"attempts"`
-	LastError  *string       `json:"last_error"`
-	History    []*LogAttempt `json:"attempt_history,omitempty"`
+	EndpointID     string        `json:"endpoint_id"`
+	Status         string        `json:"status"`
+	Attempts       int64         `json:"attempts"`
+	LastError      *string       `json:"last_error"`
+	AttemptHistory []*LogAttempt `json:"attempt_history,omitempty"`
 }
 
 // LogAttempt is one delivery attempt.
 type LogAttempt struct {
-	Attempt    int64   `json:"attempt"`
-	At         string  `json:"attempted_at"`
-	StatusCode *int64  `json:"http_status"`
-	Error      *string `json:"error"`
-	LatencyMS  int64   `json:"latency_ms"`
+	Attempt     int64   `json:"attempt"`
+	AttemptedAt string  `json:"attempted_at"`
+	HTTPStatus  *int64  `json:"http_status"`
+	Error       *string `json:"error"`
+	LatencyMS   int64   `json:"latency_ms"`
 }
 
 // EventFilter is the event log's query.
@@ -138,11 +138,11 @@ func logEvent(ev *store.WebhookEvent, ds []store.WebhookDelivery, attempts []sto
 	for _, d := range ds {
 		ld := &LogDelivery{EndpointID: d.EndpointID, Status: d.Status, Attempts: d.Attempts, LastError: d.LastError}
 		if full {
-			ld.History = []*LogAttempt{}
+			ld.AttemptHistory = []*LogAttempt{}
 			for _, a := range attempts {
 				if a.EndpointID == d.EndpointID {
-					ld.History = append(ld.History, &LogAttempt{Attempt: a.Attempt, At: a.CreatedAt.UTC().Format(time.RFC3339),
-						StatusCode: a.StatusCode, Error: a.Error, LatencyMS: a.LatencyMS})
+					ld.AttemptHistory = append(ld.AttemptHistory, &LogAttempt{Attempt: a.Attempt, AttemptedAt: a.CreatedAt.UTC().Format(time.RFC3339),
+						HTTPStatus: a.StatusCode, Error: a.Error, LatencyMS: a.LatencyMS})
 				}
 			}
 		}
