@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/webhook"
@@ -80,15 +79,11 @@ func (h *Handler) rotateWebhookEndpointSecret(w http.ResponseWriter, r *http.Req
 // recoverWebhookEndpoint is POST /api/v1/webhook-endpoints/{id}/recover
 // with {since}: 202 and how many events were queued again.
 func (h *Handler) recoverWebhookEndpoint(w http.ResponseWriter, r *http.Request) {
-	var since time.Time
+	since := ""
 	obj, problems := decodeJSON(w, r, maxEndpointBody, decodeObjectPtr)
 	if obj != nil {
 		if s := jsonString(problems, *obj, "since", "since"); s != nil {
-			t, err := time.Parse(time.RFC3339, *s)
-			if err != nil {
-				problems.Add("since", "must be an RFC 3339 time, e.g. 2026-11-28T09:00:00Z")
-			}
-			since = t
+			since = *s
 		}
 	}
 	n, err := h.Resolver.RecoverWebhookEndpoint(r.Context(), chi.URLParam(r, "id"), since, problems)
@@ -100,7 +95,7 @@ func (h *Handler) recoverWebhookEndpoint(w http.ResponseWriter, r *http.Request)
 		EndpointID string `json:"endpoint_id"`
 		Since      string `json:"since"`
 		Recovering int    `json:"recovering"`
-	}{chi.URLParam(r, "id"), since.UTC().Format(time.RFC3339), n}))
+	}{chi.URLParam(r, "id"), since, n}))
 }
 
 // listWebhookEvents is GET /api/v1/webhook-events.
@@ -136,7 +131,7 @@ func (h *Handler) listWebhookEvents(w http.ResponseWriter, r *http.Request) {
 
 // getWebhookEvent is GET /api/v1/webhook-events/{id}.
 func (h *Handler) getWebhookEvent(w http.ResponseWriter, r *http.Request) {
-	v, err := h.Resolver.WebhookEvent(r.Context(), chi.URLParam(r, "id"))
+	v, err := h.Resolver.ReadWebhookEvent(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -69,7 +69,10 @@ type EventFilter struct {
 // EventPage is a page of the event log, newest first; NextCursor is "" on
 // the last page.
 type EventPage struct {
-	Events     []*LogEvent
+	Events []*LogEvent
+	// Cursors are the events' cursors: one passed as EventFilter.Cursor
+	// continues after its event.
+	Cursors    []string
 	NextCursor string
 }
 
@@ -97,7 +100,7 @@ func (s *Service) Events(ctx context.Context, appID int64, env string, f EventFi
 	if f.OrderReference != "" {
 		o, err := store.OrderByReference(ctx, s.DB, f.OrderReference)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && (o.AppID != appID || o.Environment != env)) {
-			return &EventPage{Events: []*LogEvent{}}, nil
+			return &EventPage{Events: []*LogEvent{}, Cursors: []string{}}, nil
 		}
 		if err != nil {
 			return nil, err
@@ -122,9 +125,10 @@ func (s *Service) Events(ctx context.Context, appID int64, env string, f EventFi
 	if err != nil {
 		return nil, err
 	}
-	page.Events = make([]*LogEvent, len(evs))
+	page.Events, page.Cursors = make([]*LogEvent, len(evs)), make([]string, len(evs))
 	for i := range evs {
 		page.Events[i] = logEvent(&evs[i], ds[evs[i].ID], nil, false)
+		page.Cursors[i] = cursorOf(evs[i].CreatedAt, evs[i].ID)
 	}
 	return page, nil
 }
