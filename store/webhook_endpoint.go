@@ -61,11 +61,12 @@ func WebhookEndpointByID(ctx context.Context, db bun.IDB, id string) (*WebhookEn
 	return e, translate(err)
 }
 
-// WebhookEndpointsOf returns an app's endpoints of env, oldest first.
+// WebhookEndpointsOf returns an app's endpoints of env: the one that
+// follows the app's webhook URL first, then the others oldest first.
 func WebhookEndpointsOf(ctx context.Context, db bun.IDB, appID int64, env string) ([]WebhookEndpoint, error) {
 	es := []WebhookEndpoint{}
 	err := db.NewSelect().Model(&es).Where("ep.app_id = ?", appID).Where("ep.environment = ?", env).
-		Order("ep.created_at", "ep.id").Scan(ctx)
+		OrderExpr("CASE WHEN ep.url IS NULL THEN 0 ELSE 1 END").Order("ep.created_at", "ep.id").Scan(ctx)
 	return es, translate(err)
 }
 
