@@ -93,7 +93,7 @@ func (d *endpointDoors) viaGraphQL(t *testing.T, mutation string, input map[stri
 	rec := httptest.NewRecorder()
 	d.graphql.ServeHTTP(rec, req)
 	var out struct {
-		Data   map[string]*struct {
+		Data map[string]*struct {
 			WebhookEndpoint *struct{ URL string }
 			UserErrors      []struct{ Code, Message string }
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/audit"
+	"github.com/boxoffice/boxoffice/auth"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/uptrace/bun"
 )
@@ -156,6 +157,9 @@ func checkDescription(d *string) error {
 // endpoint returns the app's endpoint id of env, as the caller may see it.
 // Errors: webhook_endpoint_not_found, environment_mismatch.
 func (s *Service) endpoint(ctx context.Context, db bun.IDB, appID int64, env, id string) (*target, error) {
+	if err := auth.CheckEnv(env); err != nil {
+		return nil, err
+	}
 	notFound := apperr.New(apperr.WebhookEndpointNotFound, "Webhook endpoint %s was not found for this app.", clip(id))
 	if !strings.HasPrefix(id, "we_") || len(id) > 64 {
 		return nil, notFound
@@ -184,6 +188,9 @@ func (s *Service) endpoint(ctx context.Context, db bun.IDB, appID int64, env, id
 
 // Endpoints returns an app's endpoints of env, oldest first (no secrets).
 func (s *Service) Endpoints(ctx context.Context, appID int64, env string) ([]*Endpoint, error) {
+	if err := auth.CheckEnv(env); err != nil {
+		return nil, err
+	}
 	ts, err := s.targets(ctx, s.DB, appID, env)
 	if err != nil {
 		return nil, err
@@ -212,6 +219,9 @@ func (s *Service) Endpoint(ctx context.Context, appID int64, env, id string) (*E
 // Errors: validation_failed (url, enabled_events, description; the 17th
 // endpoint of an environment).
 func (s *Service) CreateEndpoint(ctx context.Context, appID int64, env string, in EndpointInput) (*Endpoint, error) {
+	if err := auth.CheckEnv(env); err != nil {
+		return nil, err
+	}
 	url := ""
 	if in.URL != nil {
 		url = *in.URL
@@ -384,6 +394,20 @@ func (s *Service) RotateEndpointSecret(ctx context.Context, appID int64, env, id
 		return s.audit(ctx, tx, appID, audit.WebhookEndpoint, fmt.Sprintf("rotated the secret of %s (%s)", id, env))
 	})
 	return out, err
+}
+
+// EndpointOwner returns the app and environment of an endpoint, for an
+// operator who names it by id alone.
+// Errors: webhook_endpoint_not_found.
+func (s *Service) EndpointOwner(ctx context.Context, id string) (int64, string, error) {
+	ep, err := store.WebhookEndpointByID(ctx, s.DB, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, "", apperr.New(apperr.WebhookEndpointNotFound, "Webhook endpoint %s does not exist.", clip(id))
+	}
+	if err != nil {
+		return 0, "", err
+	}
+	return ep.AppID, ep.Environment, nil
 }
 
 // audit records a change of an app's endpoints for its account.
