@@ -191,4 +191,3 @@ func (h *Handler) redeliverEvent(w http.ResponseWriter, r *http.Request) {
 	}
 	backToWebhooks(w, r, "redelivered")
 }
-

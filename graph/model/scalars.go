@@ -150,7 +150,9 @@ func UnmarshalOrderRefundStatus(v any) (string, error) { return orderRefundStatu
 
 // MarshalWebhookEndpointStatus writes an endpoint's status as the
 // WebhookEndpointStatus enum.
-func MarshalWebhookEndpointStatus(s string) graphql.Marshaler { return webhookEndpointStatus.marshal(s) }
+func MarshalWebhookEndpointStatus(s string) graphql.Marshaler {
+	return webhookEndpointStatus.marshal(s)
+}
 
 // UnmarshalWebhookEndpointStatus reads a WebhookEndpointStatus enum value.
 func UnmarshalWebhookEndpointStatus(v any) (string, error) { return webhookEndpointStatus.unmarshal(v) }
@@ -176,7 +178,9 @@ func UnmarshalWebhookEventStatus(v any) (string, error) { return webhookEventSta
 
 // MarshalWebhookDeliveryStatus writes a delivery's status as the
 // WebhookDeliveryStatus enum.
-func MarshalWebhookDeliveryStatus(s string) graphql.Marshaler { return webhookDeliveryStatus.marshal(s) }
+func MarshalWebhookDeliveryStatus(s string) graphql.Marshaler {
+	return webhookDeliveryStatus.marshal(s)
+}
 
 // UnmarshalWebhookDeliveryStatus reads a WebhookDeliveryStatus enum value.
 func UnmarshalWebhookDeliveryStatus(v any) (string, error) { return webhookDeliveryStatus.unmarshal(v) }
