@@ -335,3 +335,36 @@ func TestEndpointChanges(t *testing.T) {
 		})
 	})
 }
+
+// TestFanOutCost: recording an event costs the same statements, in the
+// change's one transaction, whether it goes to one endpoint or to 16, and
+// its delivery jobs are queued in one batch.
+func TestFanOutCost(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		t.Parallel()
+		counter := storetest.Count(db)
+		cost := func(endpoints int) (statements int, batches [][]webhook.Delivery) {
+			t.Helper()
+			fb := setupFan(t, db, "")
+			for range endpoints {
+				fb.endpoint(t, store.EnvLive, "https://hooks.example.com/in")
+			}
+			var calls [][]webhook.Delivery
+			fb.hooks.Enqueue = func(_ context.Context, _ bun.Tx, ds []webhook.Delivery) error {
+				calls = append(calls, ds)
+				return nil
+			}
+			counter.Reset()
+			fb.emit(t, store.EnvLive, webhook.OrderPaid)
+			return counter.N(), calls
+		}
+		one, oneBatches := cost(1)
+		sixteen, batches := cost(webhook.MaxEndpoints)
+		t.Logf("statements to record an event: %d for 1 endpoint, %d for 16", one, sixteen)
+		require.Equal(t, one, sixteen, "no statement per endpoint")
+		require.Len(t, oneBatches, 1)
+		require.Len(t, batches, 1, "one batch of jobs")
+		require.Len(t, batches[0], webhook.MaxEndpoints)
+	})
+}
