@@ -18,8 +18,8 @@ import (
 // document), and the real job runner delivers each event to each
 // endpoint that takes it: the app's own URL keeps its deliveries, a
 // filtered endpoint gets only its type, the event log shows each
-// endpoint's attempts, and a receiver that never answers delays no other
-// endpoint of the same app beyond seconds.
+// endpoint's attempts, and a receiver that never answers holds no worker
+// another endpoint of the same app needs.
 func TestWebhookEndpointsEndToEnd(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db, func(c *Config) { c.AllowPrivateWebhooks = true })
@@ -55,18 +55,22 @@ func TestWebhookEndpointsEndToEnd(t *testing.T) {
 
 		tb.startJobs(t)
 		t.Cleanup(func() { close(hung.release) })
+		// The hung endpoint answers nothing until the test ends (its client
+		// waits ten minutes), so every order.paid that reaches the other
+		// endpoints while its deliveries hang shows that they wait for no
+		// worker it holds; the deadline is only a safety net.
 		const rounds = 5
 		var refs []string
 		for i := range rounds {
 			start := time.Now()
 			ref := tb.emitFree(t)
 			refs = append(refs, ref)
-			waitFor(t, 30*time.Second, "order.paid at the order endpoint", func() bool { return len(orders.deliveries()) == i+1 })
-			took := orders.deliveries()[i].At.Sub(start)
-			t.Logf("order.paid %d reached the order endpoint after %v while %d deliveries hang", i+1, took, hung.inFlight.Load())
-			require.Less(t, took, 5*time.Second, "a hung endpoint of the same app delays no other")
-			waitFor(t, 30*time.Second, "order.paid at the app's URL", func() bool { return len(legacy.deliveries()) == i+1 })
+			waitFor(t, 60*time.Second, "order.paid at the order endpoint", func() bool { return len(orders.deliveries()) == i+1 })
+			t.Logf("order.paid %d reached the order endpoint after %v while %d deliveries hang", i+1, orders.deliveries()[i].At.Sub(start), hung.inFlight.Load())
+			waitFor(t, 60*time.Second, "order.paid at the app's URL", func() bool { return len(legacy.deliveries()) == i+1 })
 		}
+		require.Positive(t, hung.inFlight.Load(), "the hung endpoint still holds its deliveries")
+		require.LessOrEqual(t, int(hung.most.Load()), tb.m.Webhooks.Slots.PerApp(), "and never held more than its share")
 		require.Empty(t, door.deliveries(), "the door endpoint takes no order events")
 
 		// The event log: each endpoint's delivery of one event.
