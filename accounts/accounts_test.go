@@ -77,10 +77,12 @@ func setup(t *testing.T, db *store.DB, opts ...func(*accounts.Config)) *fixture 
 	}
 	prov := &provision.Service{DB: db, Now: f.clock.Now, Password: cheap}
 	hooks := &webhook.Service{DB: db, Now: f.clock.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Enqueue: func(_ context.Context, _ bun.Tx, id string, _ bool) error {
+		Enqueue: func(_ context.Context, _ bun.Tx, ds []webhook.Delivery) error {
 			f.mu.Lock()
 			defer f.mu.Unlock()
-			f.enqueued = append(f.enqueued, id)
+			for _, d := range ds {
+				f.enqueued = append(f.enqueued, d.EventID)
+			}
 			return nil
 		}}
 	limits, err := ratelimit.NewStore(context.Background(), "", slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -426,13 +426,16 @@ func TestWebhookHealth(t *testing.T) {
 
 		ctx := context.Background()
 		since := f.clock.Now()
-		_, err = store.RecordWebhookFailure(ctx, db, id, "https://hooks.example/h", "receiver answered 502", since)
+		eps, err := store.WebhookEndpointsOf(ctx, db, id, store.EnvTest)
+		require.NoError(t, err)
+		ep := eps[0].ID // the test environment's endpoint, which follows the app's URL
+		_, err = store.RecordWebhookFailure(ctx, db, ep, "https://hooks.example/h", "receiver answered 502", since)
 		require.NoError(t, err)
 		h := health()
 		require.EqualValues(t, 1, h.Failures)
 		require.False(t, h.Disabled("https://hooks.example/h"))
 
-		did, err := store.DisableWebhookEndpoint(ctx, db, id, since.Add(73*time.Hour))
+		did, err := store.DisableWebhookEndpoint(ctx, db, ep, since.Add(73*time.Hour))
 		require.NoError(t, err)
 		require.True(t, did)
 		require.True(t, health().Disabled("https://hooks.example/h"))

@@ -60,6 +60,8 @@ const (
 	TicketCheckedIn           Code = "ticket_checked_in"
 	RefundExceedsBalance      Code = "refund_exceeds_balance"
 	RefundNotFound            Code = "refund_not_found"
+	WebhookEndpointNotFound   Code = "webhook_endpoint_not_found"
+	WebhookEventNotFound      Code = "webhook_event_not_found"
 )
 
 // statuses is the only code → HTTP status table of the service.
@@ -110,6 +112,8 @@ var statuses = map[Code]int{
 	TicketCheckedIn:           http.StatusConflict,
 	RefundExceedsBalance:      http.StatusConflict,
 	RefundNotFound:            http.StatusNotFound,
+	WebhookEndpointNotFound:   http.StatusNotFound,
+	WebhookEventNotFound:      http.StatusNotFound,
 }
 
 // refundStatuses are the codes whose status differs for a refund: a ticket

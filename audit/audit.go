@@ -60,6 +60,8 @@ const (
 	WebhookTest         = "webhook.test"
 	WebhookRedeliver    = "webhook.redeliver"
 	WebhookResume       = "webhook.resume"
+	WebhookEndpoint     = "webhook.endpoint"
+	WebhookRecover      = "webhook.recover"
 )
 
 // Entry is one action to record: on which account (and app), what, and a

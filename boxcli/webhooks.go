@@ -166,6 +166,8 @@ func webhooksCommand(stdout, stderr io.Writer) *cli.Command {
 					})
 				}),
 			},
+			webhookEndpointsCommand(stdout, stderr),
+			webhookRecoverCommand(stdout, stderr),
 		},
 	}
 }

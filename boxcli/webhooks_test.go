@@ -82,9 +82,11 @@ func TestWebhookCommands(t *testing.T) {
 	// are, the operator resumes them.
 	_, err = runCLI(t, dbURL, "webhooks", "resume", "--app", "1")
 	require.ErrorContains(t, err, "Deliveries to the webhook URL of app 1 are not disabled.")
-	_, err = store.RecordWebhookFailure(ctx, m.DB, 1, rc.srv.URL+"/hooks", "receiver answered 500", time.Now())
+	eps, err := store.WebhookEndpointsOf(ctx, m.DB, 1, store.EnvTest)
 	require.NoError(t, err)
-	_, err = store.DisableWebhookEndpoint(ctx, m.DB, 1, time.Now())
+	_, err = store.RecordWebhookFailure(ctx, m.DB, eps[0].ID, rc.srv.URL+"/hooks", "receiver answered 500", time.Now())
+	require.NoError(t, err)
+	_, err = store.DisableWebhookEndpoint(ctx, m.DB, eps[0].ID, time.Now())
 	require.NoError(t, err)
 	_, err = runCLI(t, dbURL, "webhooks", "test", "--app", "1", "--env", "test")
 	require.ErrorContains(t, err, "resume deliveries (or set another webhook URL) before sending a test event")

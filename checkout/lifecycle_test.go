@@ -74,7 +74,7 @@ func setupLifecycle(t *testing.T, db *store.DB) *lifecycleBundle {
 	demo, err := seed.Demo(context.Background(), db, &provision.Service{DB: db, Now: clock.Now, Password: checkouttest.CheapPasswords}, start)
 	require.NoError(t, err)
 	hooks := &webhook.Service{DB: db, Now: clock.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Enqueue: func(context.Context, bun.Tx, string, bool) error { return nil }}
+		Enqueue: func(context.Context, bun.Tx, []webhook.Delivery) error { return nil }}
 	svc := &checkout.Service{DB: db, Idempotency: &idempotency.Service{DB: db, Now: clock.Now}, Webhooks: hooks,
 		Tickets:  checkouttest.NewTickets(db, clock.Now),
 		Payments: devpay.New("http://boxoffice.test", db, clock.Now), Now: clock.Now, Config: checkout.DefaultConfig()}

@@ -265,10 +265,10 @@ func realDelivery(t *testing.T) (string, delivery) {
 	require.NoError(t, err)
 	svc := &webhook.Service{DB: db, Now: now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Client: webhook.NewClient(true), AllowPrivate: true,
-		Enqueue: func(context.Context, bun.Tx, string, bool) error { return nil }}
+		Enqueue: func(context.Context, bun.Tx, []webhook.Delivery) error { return nil }}
 	id, err := svc.EmitTest(ctx, app.App.ID, "test")
 	require.NoError(t, err)
-	require.NoError(t, svc.Deliver(ctx, id, false))
+	require.NoError(t, svc.Deliver(ctx, id, "", false))
 	d := <-got
 	require.Equal(t, id, d.header.Get(verify.HeaderEventID))
 	return app.WebhookSecret, d

@@ -17,6 +17,7 @@ import (
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph/model"
 	"github.com/boxoffice/boxoffice/tickets"
+	"github.com/boxoffice/boxoffice/webhook"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -37,6 +38,7 @@ type ResolverRoot interface {
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
+	WebhookEvent() WebhookEventResolver
 }
 
 type DirectiveRoot struct {
@@ -107,6 +109,11 @@ type ComplexityRoot struct {
 	DateAvailability struct {
 		EventDateID func(childComplexity int) int
 		Tickets     func(childComplexity int) int
+	}
+
+	DeleteWebhookEndpointPayload struct {
+		DeletedID  func(childComplexity int) int
+		UserErrors func(childComplexity int) int
 	}
 
 	Event struct {
@@ -209,10 +216,16 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		CheckIn               func(childComplexity int, input model.CheckInInput) int
-		CreateCheckoutSession func(childComplexity int, input model.CreateCheckoutSessionInput) int
-		CreateRefund          func(childComplexity int, input model.CreateRefundInput) int
-		ExpireCheckoutSession func(childComplexity int, input model.ExpireCheckoutSessionInput) int
+		CheckIn                     func(childComplexity int, input model.CheckInInput) int
+		CreateCheckoutSession       func(childComplexity int, input model.CreateCheckoutSessionInput) int
+		CreateRefund                func(childComplexity int, input model.CreateRefundInput) int
+		CreateWebhookEndpoint       func(childComplexity int, input model.CreateWebhookEndpointInput) int
+		DeleteWebhookEndpoint       func(childComplexity int, input model.WebhookEndpointIDInput) int
+		ExpireCheckoutSession       func(childComplexity int, input model.ExpireCheckoutSessionInput) int
+		RecoverWebhookEndpoint      func(childComplexity int, input model.RecoverWebhookEndpointInput) int
+		RedeliverWebhookEvent       func(childComplexity int, input model.RedeliverWebhookEventInput) int
+		RotateWebhookEndpointSecret func(childComplexity int, input model.WebhookEndpointIDInput) int
+		UpdateWebhookEndpoint       func(childComplexity int, input model.UpdateWebhookEndpointInput) int
 	}
 
 	Order struct {
@@ -281,6 +294,20 @@ type ComplexityRoot struct {
 		Order            func(childComplexity int, reference string) int
 		OrderChanges     func(childComplexity int, since *string, first *int) int
 		Orders           func(childComplexity int, filter *model.OrderFilter, first *int, after *string) int
+		WebhookEndpoint  func(childComplexity int, id string) int
+		WebhookEndpoints func(childComplexity int) int
+		WebhookEvent     func(childComplexity int, id string) int
+		WebhookEvents    func(childComplexity int, filter *model.WebhookEventFilter, first *int, after *string) int
+	}
+
+	RecoverWebhookEndpointPayload struct {
+		Recovering func(childComplexity int) int
+		UserErrors func(childComplexity int) int
+	}
+
+	RedeliverWebhookEventPayload struct {
+		UserErrors   func(childComplexity int) int
+		WebhookEvent func(childComplexity int) int
 	}
 
 	Refund struct {
@@ -358,6 +385,60 @@ type ComplexityRoot struct {
 		State     func(childComplexity int) int
 		Street    func(childComplexity int) int
 	}
+
+	WebhookAttempt struct {
+		Attempt     func(childComplexity int) int
+		AttemptedAt func(childComplexity int) int
+		Error       func(childComplexity int) int
+		HTTPStatus  func(childComplexity int) int
+		LatencyMS   func(childComplexity int) int
+	}
+
+	WebhookDelivery struct {
+		AttemptHistory func(childComplexity int) int
+		Attempts       func(childComplexity int) int
+		EndpointID     func(childComplexity int) int
+		LastError      func(childComplexity int) int
+		Status         func(childComplexity int) int
+	}
+
+	WebhookEndpoint struct {
+		CreatedAt      func(childComplexity int) int
+		Description    func(childComplexity int) int
+		DisabledReason func(childComplexity int) int
+		EnabledEvents  func(childComplexity int) int
+		Environment    func(childComplexity int) int
+		ID             func(childComplexity int) int
+		Secret         func(childComplexity int) int
+		Status         func(childComplexity int) int
+		URL            func(childComplexity int) int
+		UpdatedAt      func(childComplexity int) int
+	}
+
+	WebhookEndpointPayload struct {
+		UserErrors      func(childComplexity int) int
+		WebhookEndpoint func(childComplexity int) int
+	}
+
+	WebhookEvent struct {
+		Body        func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		Deliveries  func(childComplexity int) int
+		Environment func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Status      func(childComplexity int) int
+		Type        func(childComplexity int) int
+	}
+
+	WebhookEventConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	WebhookEventEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
@@ -379,6 +460,12 @@ type MutationResolver interface {
 	ExpireCheckoutSession(ctx context.Context, input model.ExpireCheckoutSessionInput) (*model.ExpireCheckoutSessionPayload, error)
 	CheckIn(ctx context.Context, input model.CheckInInput) (*model.CheckInPayload, error)
 	CreateRefund(ctx context.Context, input model.CreateRefundInput) (*model.CreateRefundPayload, error)
+	CreateWebhookEndpoint(ctx context.Context, input model.CreateWebhookEndpointInput) (*model.WebhookEndpointPayload, error)
+	UpdateWebhookEndpoint(ctx context.Context, input model.UpdateWebhookEndpointInput) (*model.WebhookEndpointPayload, error)
+	DeleteWebhookEndpoint(ctx context.Context, input model.WebhookEndpointIDInput) (*model.DeleteWebhookEndpointPayload, error)
+	RotateWebhookEndpointSecret(ctx context.Context, input model.WebhookEndpointIDInput) (*model.WebhookEndpointPayload, error)
+	RecoverWebhookEndpoint(ctx context.Context, input model.RecoverWebhookEndpointInput) (*model.RecoverWebhookEndpointPayload, error)
+	RedeliverWebhookEvent(ctx context.Context, input model.RedeliverWebhookEventInput) (*model.RedeliverWebhookEventPayload, error)
 }
 type QueryResolver interface {
 	Events(ctx context.Context, page *int, perPage *int, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) (*model.EventPage, error)
@@ -390,11 +477,18 @@ type QueryResolver interface {
 	Orders(ctx context.Context, filter *model.OrderFilter, first *int, after *string) (*model.OrderConnection, error)
 	OrderChanges(ctx context.Context, since *string, first *int) (*model.OrderChangePage, error)
 	CheckInStats(ctx context.Context, eventDateID int) (*checkin.Stats, error)
+	WebhookEndpoints(ctx context.Context) ([]*webhook.Endpoint, error)
+	WebhookEndpoint(ctx context.Context, id string) (*webhook.Endpoint, error)
+	WebhookEvents(ctx context.Context, filter *model.WebhookEventFilter, first *int, after *string) (*model.WebhookEventConnection, error)
+	WebhookEvent(ctx context.Context, id string) (*webhook.LogEvent, error)
 }
 type SubscriptionResolver interface {
 	OrderUpdated(ctx context.Context, reference string) (<-chan *checkout.OrderView, error)
 	AvailabilityChanged(ctx context.Context, eventDateID int) (<-chan *model.DateAvailability, error)
 	CheckIns(ctx context.Context, eventDateID int) (<-chan *checkin.View, error)
+}
+type WebhookEventResolver interface {
+	Body(ctx context.Context, obj *webhook.LogEvent) (any, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -657,6 +751,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DateAvailability.Tickets(childComplexity), true
+
+	case "DeleteWebhookEndpointPayload.deletedId":
+		if e.ComplexityRoot.DeleteWebhookEndpointPayload.DeletedID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteWebhookEndpointPayload.DeletedID(childComplexity), true
+	case "DeleteWebhookEndpointPayload.userErrors":
+		if e.ComplexityRoot.DeleteWebhookEndpointPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteWebhookEndpointPayload.UserErrors(childComplexity), true
 
 	case "Event.activeDatesCount":
 		if e.ComplexityRoot.Event.ActiveDatesCount == nil {
@@ -1137,6 +1244,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateRefund(childComplexity, args["input"].(model.CreateRefundInput)), true
+	case "Mutation.createWebhookEndpoint":
+		if e.ComplexityRoot.Mutation.CreateWebhookEndpoint == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createWebhookEndpoint_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateWebhookEndpoint(childComplexity, args["input"].(model.CreateWebhookEndpointInput)), true
+	case "Mutation.deleteWebhookEndpoint":
+		if e.ComplexityRoot.Mutation.DeleteWebhookEndpoint == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteWebhookEndpoint_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteWebhookEndpoint(childComplexity, args["input"].(model.WebhookEndpointIDInput)), true
 	case "Mutation.expireCheckoutSession":
 		if e.ComplexityRoot.Mutation.ExpireCheckoutSession == nil {
 			break
@@ -1148,6 +1277,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ExpireCheckoutSession(childComplexity, args["input"].(model.ExpireCheckoutSessionInput)), true
+	case "Mutation.recoverWebhookEndpoint":
+		if e.ComplexityRoot.Mutation.RecoverWebhookEndpoint == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recoverWebhookEndpoint_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecoverWebhookEndpoint(childComplexity, args["input"].(model.RecoverWebhookEndpointInput)), true
+	case "Mutation.redeliverWebhookEvent":
+		if e.ComplexityRoot.Mutation.RedeliverWebhookEvent == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_redeliverWebhookEvent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RedeliverWebhookEvent(childComplexity, args["input"].(model.RedeliverWebhookEventInput)), true
+	case "Mutation.rotateWebhookEndpointSecret":
+		if e.ComplexityRoot.Mutation.RotateWebhookEndpointSecret == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rotateWebhookEndpointSecret_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RotateWebhookEndpointSecret(childComplexity, args["input"].(model.WebhookEndpointIDInput)), true
+	case "Mutation.updateWebhookEndpoint":
+		if e.ComplexityRoot.Mutation.UpdateWebhookEndpoint == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateWebhookEndpoint_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateWebhookEndpoint(childComplexity, args["input"].(model.UpdateWebhookEndpointInput)), true
 
 	case "Order.checkoutUrl":
 		if e.ComplexityRoot.Order.CheckoutURL == nil {
@@ -1483,6 +1656,71 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Orders(childComplexity, args["filter"].(*model.OrderFilter), args["first"].(*int), args["after"].(*string)), true
+	case "Query.webhookEndpoint":
+		if e.ComplexityRoot.Query.WebhookEndpoint == nil {
+			break
+		}
+
+		args, err := ec.field_Query_webhookEndpoint_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.WebhookEndpoint(childComplexity, args["id"].(string)), true
+	case "Query.webhookEndpoints":
+		if e.ComplexityRoot.Query.WebhookEndpoints == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.WebhookEndpoints(childComplexity), true
+	case "Query.webhookEvent":
+		if e.ComplexityRoot.Query.WebhookEvent == nil {
+			break
+		}
+
+		args, err := ec.field_Query_webhookEvent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.WebhookEvent(childComplexity, args["id"].(string)), true
+	case "Query.webhookEvents":
+		if e.ComplexityRoot.Query.WebhookEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Query_webhookEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.WebhookEvents(childComplexity, args["filter"].(*model.WebhookEventFilter), args["first"].(*int), args["after"].(*string)), true
+
+	case "RecoverWebhookEndpointPayload.recovering":
+		if e.ComplexityRoot.RecoverWebhookEndpointPayload.Recovering == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecoverWebhookEndpointPayload.Recovering(childComplexity), true
+	case "RecoverWebhookEndpointPayload.userErrors":
+		if e.ComplexityRoot.RecoverWebhookEndpointPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecoverWebhookEndpointPayload.UserErrors(childComplexity), true
+
+	case "RedeliverWebhookEventPayload.userErrors":
+		if e.ComplexityRoot.RedeliverWebhookEventPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedeliverWebhookEventPayload.UserErrors(childComplexity), true
+	case "RedeliverWebhookEventPayload.webhookEvent":
+		if e.ComplexityRoot.RedeliverWebhookEventPayload.WebhookEvent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedeliverWebhookEventPayload.WebhookEvent(childComplexity), true
 
 	case "Refund.amount":
 		if e.ComplexityRoot.Refund.Amount == nil {
@@ -1836,6 +2074,211 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Venue.Street(childComplexity), true
 
+	case "WebhookAttempt.attempt":
+		if e.ComplexityRoot.WebhookAttempt.Attempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookAttempt.Attempt(childComplexity), true
+	case "WebhookAttempt.attemptedAt":
+		if e.ComplexityRoot.WebhookAttempt.AttemptedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookAttempt.AttemptedAt(childComplexity), true
+	case "WebhookAttempt.error":
+		if e.ComplexityRoot.WebhookAttempt.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookAttempt.Error(childComplexity), true
+	case "WebhookAttempt.httpStatus":
+		if e.ComplexityRoot.WebhookAttempt.HTTPStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookAttempt.HTTPStatus(childComplexity), true
+	case "WebhookAttempt.latencyMs":
+		if e.ComplexityRoot.WebhookAttempt.LatencyMS == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookAttempt.LatencyMS(childComplexity), true
+
+	case "WebhookDelivery.attemptHistory":
+		if e.ComplexityRoot.WebhookDelivery.AttemptHistory == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.AttemptHistory(childComplexity), true
+	case "WebhookDelivery.attempts":
+		if e.ComplexityRoot.WebhookDelivery.Attempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.Attempts(childComplexity), true
+	case "WebhookDelivery.endpointId":
+		if e.ComplexityRoot.WebhookDelivery.EndpointID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.EndpointID(childComplexity), true
+	case "WebhookDelivery.lastError":
+		if e.ComplexityRoot.WebhookDelivery.LastError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.LastError(childComplexity), true
+	case "WebhookDelivery.status":
+		if e.ComplexityRoot.WebhookDelivery.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.Status(childComplexity), true
+
+	case "WebhookEndpoint.createdAt":
+		if e.ComplexityRoot.WebhookEndpoint.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.CreatedAt(childComplexity), true
+	case "WebhookEndpoint.description":
+		if e.ComplexityRoot.WebhookEndpoint.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.Description(childComplexity), true
+	case "WebhookEndpoint.disabledReason":
+		if e.ComplexityRoot.WebhookEndpoint.DisabledReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.DisabledReason(childComplexity), true
+	case "WebhookEndpoint.enabledEvents":
+		if e.ComplexityRoot.WebhookEndpoint.EnabledEvents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.EnabledEvents(childComplexity), true
+	case "WebhookEndpoint.environment":
+		if e.ComplexityRoot.WebhookEndpoint.Environment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.Environment(childComplexity), true
+	case "WebhookEndpoint.id":
+		if e.ComplexityRoot.WebhookEndpoint.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.ID(childComplexity), true
+	case "WebhookEndpoint.secret":
+		if e.ComplexityRoot.WebhookEndpoint.Secret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.Secret(childComplexity), true
+	case "WebhookEndpoint.status":
+		if e.ComplexityRoot.WebhookEndpoint.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.Status(childComplexity), true
+	case "WebhookEndpoint.url":
+		if e.ComplexityRoot.WebhookEndpoint.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.URL(childComplexity), true
+	case "WebhookEndpoint.updatedAt":
+		if e.ComplexityRoot.WebhookEndpoint.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.UpdatedAt(childComplexity), true
+
+	case "WebhookEndpointPayload.userErrors":
+		if e.ComplexityRoot.WebhookEndpointPayload.UserErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpointPayload.UserErrors(childComplexity), true
+	case "WebhookEndpointPayload.webhookEndpoint":
+		if e.ComplexityRoot.WebhookEndpointPayload.WebhookEndpoint == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpointPayload.WebhookEndpoint(childComplexity), true
+
+	case "WebhookEvent.body":
+		if e.ComplexityRoot.WebhookEvent.Body == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEvent.Body(childComplexity), true
+	case "WebhookEvent.createdAt":
+		if e.ComplexityRoot.WebhookEvent.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEvent.CreatedAt(childComplexity), true
+	case "WebhookEvent.deliveries":
+		if e.ComplexityRoot.WebhookEvent.Deliveries == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEvent.Deliveries(childComplexity), true
+	case "WebhookEvent.environment":
+		if e.ComplexityRoot.WebhookEvent.Environment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEvent.Environment(childComplexity), true
+	case "WebhookEvent.id":
+		if e.ComplexityRoot.WebhookEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEvent.ID(childComplexity), true
+	case "WebhookEvent.status":
+		if e.ComplexityRoot.WebhookEvent.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEvent.Status(childComplexity), true
+	case "WebhookEvent.type":
+		if e.ComplexityRoot.WebhookEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEvent.Type(childComplexity), true
+
+	case "WebhookEventConnection.edges":
+		if e.ComplexityRoot.WebhookEventConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEventConnection.Edges(childComplexity), true
+	case "WebhookEventConnection.pageInfo":
+		if e.ComplexityRoot.WebhookEventConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEventConnection.PageInfo(childComplexity), true
+
+	case "WebhookEventEdge.cursor":
+		if e.ComplexityRoot.WebhookEventEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEventEdge.Cursor(childComplexity), true
+	case "WebhookEventEdge.node":
+		if e.ComplexityRoot.WebhookEventEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEventEdge.Node(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -1848,9 +2291,15 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCheckoutItemInput,
 		ec.unmarshalInputCreateCheckoutSessionInput,
 		ec.unmarshalInputCreateRefundInput,
+		ec.unmarshalInputCreateWebhookEndpointInput,
 		ec.unmarshalInputCustomerInput,
 		ec.unmarshalInputExpireCheckoutSessionInput,
 		ec.unmarshalInputOrderFilter,
+		ec.unmarshalInputRecoverWebhookEndpointInput,
+		ec.unmarshalInputRedeliverWebhookEventInput,
+		ec.unmarshalInputUpdateWebhookEndpointInput,
+		ec.unmarshalInputWebhookEndpointIdInput,
+		ec.unmarshalInputWebhookEventFilter,
 	)
 	first := true
 
@@ -2071,6 +2520,35 @@ type Query {
     "The event date, as in EventDate.id: a date of the scanner key's event."
     eventDateId: Int!
   ): CheckInStats
+  """
+  The calling app's webhook endpoints of the key's environment, oldest first, without their secrets; REST: GET /api/v1/webhook-endpoints. An app that set a webhook URL has one endpoint per environment that follows it. Scanner keys get scanner_key_not_allowed.
+  """
+  webhookEndpoints: [WebhookEndpoint!]!
+  """
+  One webhook endpoint of the calling app, without its secret; REST: GET /api/v1/webhook-endpoints/{id}. Errors: webhook_endpoint_not_found (not the app's), environment_mismatch (another environment's).
+  """
+  webhookEndpoint(
+    "The endpoint's id, we_…"
+    id: String!
+  ): WebhookEndpoint
+  """
+  The calling app's webhook events of the key's environment, newest first, kept 30 days, with where each endpoint's delivery stands; REST: GET /api/v1/webhook-events. Errors: validation_failed, details naming the argument (first, after, filter.type).
+  """
+  webhookEvents(
+    "Only events matching every field given; omitted: all of them."
+    filter: WebhookEventFilter
+    "How many events to return: 1 to 100 (default 20)."
+    first: Int
+    "The endCursor of the previous page; omitted for the first page."
+    after: String
+  ): WebhookEventConnection!
+  """
+  One webhook event of the calling app with its body and, per endpoint, its delivery and attempts; REST: GET /api/v1/webhook-events/{id}. Errors: webhook_event_not_found (not the app's, or older than 30 days), environment_mismatch.
+  """
+  webhookEvent(
+    "The event's id, evt_…"
+    id: String!
+  ): WebhookEvent
 }
 
 "The entry points that change something."
@@ -2109,6 +2587,48 @@ type Mutation {
     "The order, what to cancel and return, why, and the idempotency key."
     input: CreateRefundInput!
   ): CreateRefundPayload
+  """
+  Adds a webhook endpoint to the calling app in the key's environment; REST: POST /api/v1/webhook-endpoints. Its secret is in this answer only. An app has at most 16 endpoints per environment. Refusals come back in userErrors: validation_failed (url, enabledEvents, description; the 17th endpoint).
+  """
+  createWebhookEndpoint(
+    "The endpoint's URL, filter and description."
+    input: CreateWebhookEndpointInput!
+  ): WebhookEndpointPayload
+  """
+  Changes a webhook endpoint's URL, filter, description or status (ENABLED resumes one disabled, also after failing); REST: PATCH /api/v1/webhook-endpoints/{id}. Refusals in userErrors: webhook_endpoint_not_found, environment_mismatch, validation_failed.
+  """
+  updateWebhookEndpoint(
+    "The endpoint and what to change; omitted fields stay as they are."
+    input: UpdateWebhookEndpointInput!
+  ): WebhookEndpointPayload
+  """
+  Deletes a webhook endpoint; its pending deliveries stop, its deliveries stay in the event log; REST: DELETE /api/v1/webhook-endpoints/{id}. Refusals in userErrors: webhook_endpoint_not_found, environment_mismatch.
+  """
+  deleteWebhookEndpoint(
+    "The endpoint to delete."
+    input: WebhookEndpointIdInput!
+  ): DeleteWebhookEndpointPayload
+  """
+  Gives a webhook endpoint a new secret, in this answer only; for the next 24 hours deliveries carry signatures with the new and the old secret in webhook-signature; REST: POST /api/v1/webhook-endpoints/{id}/rotate-secret. Refusals in userErrors: webhook_endpoint_not_found, environment_mismatch.
+  """
+  rotateWebhookEndpointSecret(
+    "The endpoint whose secret to rotate."
+    input: WebhookEndpointIdInput!
+  ): WebhookEndpointPayload
+  """
+  Delivers again to an endpoint every event of the last 30 days after since whose delivery to it failed or was not sent (at most 10,000 at a time, oldest first); REST: POST /api/v1/webhook-endpoints/{id}/recover. Refusals in userErrors: webhook_endpoint_not_found, environment_mismatch, validation_failed (since; a disabled endpoint).
+  """
+  recoverWebhookEndpoint(
+    "The endpoint and the time to recover from."
+    input: RecoverWebhookEndpointInput!
+  ): RecoverWebhookEndpointPayload
+  """
+  Starts a new round of delivery of an event to one endpoint, or to every enabled endpoint that takes it; REST: POST /api/v1/webhook-events/{id}/redeliver. Refusals in userErrors: webhook_event_not_found, webhook_endpoint_not_found, environment_mismatch, validation_failed (a delivery still under way, a disabled endpoint, one that does not take the event's type).
+  """
+  redeliverWebhookEvent(
+    "The event and, optionally, the endpoint."
+    input: RedeliverWebhookEventInput!
+  ): RedeliverWebhookEventPayload
 }
 
 "One scan at the door (REST: the body of POST /api/v1/check-ins)."
@@ -2916,6 +3436,216 @@ type CursorPageInfo {
   "The cursor of the last edge; null when the page is empty. Pass it as after for the next page."
   endCursor: String
 }
+
+"A receiver of the calling app's events of one environment. REST: the Webhook endpoint object."
+type WebhookEndpoint {
+  "The endpoint's id, we_…"
+  id: String!
+  "Where deliveries are POSTed: https, no credentials, a public address."
+  url: String!
+  "The environment whose events it receives: that of the key that created it."
+  environment: Environment!
+  "The event types it receives, or [\"*\"] for every type (also types added later)."
+  enabledEvents: [String!]!
+  "Your note about it, at most 200 characters."
+  description: String
+  "Whether deliveries are sent to it."
+  status: WebhookEndpointStatus!
+  "Why it is DISABLED; null while ENABLED."
+  disabledReason: WebhookEndpointDisabledReason
+  "The signing secret, whsec_…: only in the answer of createWebhookEndpoint and rotateWebhookEndpointSecret, null otherwise."
+  secret: String
+  "When it was created (UTC)."
+  createdAt: DateTime!
+  "When it last changed (UTC)."
+  updatedAt: DateTime!
+}
+
+"Whether deliveries go to an endpoint. REST: lower case."
+enum WebhookEndpointStatus {
+  "Deliveries are sent."
+  ENABLED
+  "Deliveries are not sent; events are recorded as not sent to it, and recoverWebhookEndpoint sends them after it is enabled again."
+  DISABLED
+}
+
+"Why an endpoint is disabled. REST: lower case."
+enum WebhookEndpointDisabledReason {
+  "Its deliveries failed for WEBHOOK_DISABLE_AFTER (three days by default); the account's owner was emailed."
+  FAILING
+  "You disabled it."
+  MANUAL
+}
+
+"createWebhookEndpoint's input."
+input CreateWebhookEndpointInput {
+  "Required: an https URL (no credentials, a public address)."
+  url: String!
+  "Optional: the event types to receive, or [\"*\"] (the default) for every type."
+  enabledEvents: [String!]
+  "Optional: your note, at most 200 characters."
+  description: String
+}
+
+"updateWebhookEndpoint's input; omitted fields stay as they are."
+input UpdateWebhookEndpointInput {
+  "The endpoint's id, we_…"
+  id: String!
+  "A new URL."
+  url: String
+  "A new filter: event types, or [\"*\"]."
+  enabledEvents: [String!]
+  "A new note; an empty string clears it."
+  description: String
+  "ENABLED resumes deliveries (also after failing), DISABLED stops them."
+  status: WebhookEndpointStatus
+}
+
+"Names one endpoint."
+input WebhookEndpointIdInput {
+  "The endpoint's id, we_…"
+  id: String!
+}
+
+"recoverWebhookEndpoint's input."
+input RecoverWebhookEndpointInput {
+  "The endpoint's id, we_…"
+  id: String!
+  "Events created after this time are recovered (at most 30 days ago; earlier means 30 days ago)."
+  since: DateTime!
+}
+
+"redeliverWebhookEvent's input."
+input RedeliverWebhookEventInput {
+  "The event's id, evt_…"
+  id: String!
+  "Optional: the endpoint to deliver to; omitted: every enabled endpoint that takes the event."
+  endpointId: String
+}
+
+"What the endpoint mutations answer when they ran."
+type WebhookEndpointPayload {
+  "The endpoint as it is now (with its secret after a create or rotation); null when userErrors is not empty."
+  webhookEndpoint: WebhookEndpoint
+  "Why it was refused; empty when webhookEndpoint is set."
+  userErrors: [UserError!]!
+}
+
+"What deleteWebhookEndpoint answers when it ran."
+type DeleteWebhookEndpointPayload {
+  "The id of the endpoint deleted; null when userErrors is not empty."
+  deletedId: String
+  "Why it was refused; empty when deletedId is set."
+  userErrors: [UserError!]!
+}
+
+"What recoverWebhookEndpoint answers when it ran."
+type RecoverWebhookEndpointPayload {
+  "How many events were queued again; null when userErrors is not empty."
+  recovering: Int
+  "Why it was refused; empty when recovering is set."
+  userErrors: [UserError!]!
+}
+
+"What redeliverWebhookEvent answers when it ran."
+type RedeliverWebhookEventPayload {
+  "The event with its deliveries, the new round queued; null when userErrors is not empty."
+  webhookEvent: WebhookEvent
+  "Why it was refused; empty when webhookEvent is set."
+  userErrors: [UserError!]!
+}
+
+"Selects webhook events."
+input WebhookEventFilter {
+  "Only events of this type, e.g. order.paid."
+  type: String
+  "Only events of this order."
+  orderReference: String
+}
+
+"A page of webhook events, newest first."
+type WebhookEventConnection {
+  "The events of this page with their cursors."
+  edges: [WebhookEventEdge!]!
+  "Whether more pages follow; endCursor is REST's meta.next_cursor."
+  pageInfo: CursorPageInfo!
+}
+
+"One event of a WebhookEventConnection."
+type WebhookEventEdge {
+  "An opaque cursor: pass it as after to get older events."
+  cursor: String!
+  "The event."
+  node: WebhookEvent!
+}
+
+"An event recorded for the calling app, and where its deliveries stand. REST: the event of GET /api/v1/webhook-events."
+type WebhookEvent {
+  "The event's id, evt_… (X-SVC-Event-Id)."
+  id: String!
+  "Its type, e.g. order.paid."
+  type: String!
+  "The environment it belongs to."
+  environment: Environment!
+  "When it was emitted (UTC)."
+  createdAt: DateTime!
+  "PENDING while a delivery is under way, FAILED when one failed or was not sent, DELIVERED when all were delivered."
+  status: WebhookEventStatus!
+  "The exact JSON body every delivery carries; null in lists (webhookEvents), set when read alone (webhookEvent)."
+  body: Map
+  "Its delivery to each endpoint it went to."
+  deliveries: [WebhookDelivery!]!
+}
+
+"Where an event's deliveries stand. REST: lower case."
+enum WebhookEventStatus {
+  "A delivery is under way."
+  PENDING
+  "Every delivery succeeded."
+  DELIVERED
+  "A delivery failed or was not sent."
+  FAILED
+}
+
+"An event's delivery to one endpoint."
+type WebhookDelivery {
+  "The endpoint, we_… (it may have been deleted since)."
+  endpointId: String!
+  "Where it stands."
+  status: WebhookDeliveryStatus!
+  "How many attempts were made, across redeliveries."
+  attempts: Int!
+  "The last attempt's error, or why it was not sent."
+  lastError: String
+  "Its attempts, oldest first; empty in lists (webhookEvents), set when the event is read alone."
+  attemptHistory: [WebhookAttempt!]!
+}
+
+"Where a delivery stands. REST: lower case."
+enum WebhookDeliveryStatus {
+  "Queued, running or waiting to retry."
+  PENDING
+  "The endpoint answered 2xx."
+  DELIVERED
+  "Every attempt failed, or it cannot succeed (an unsafe URL, a deleted endpoint)."
+  FAILED
+  "The endpoint was disabled when the event was emitted: recoverWebhookEndpoint sends it."
+  NOT_SENT
+}
+
+"One delivery attempt."
+type WebhookAttempt {
+  "Its number, counted across redeliveries."
+  attempt: Int!
+  "When it ended (UTC)."
+  attemptedAt: DateTime!
+  "The receiver's HTTP status; null when no answer came."
+  httpStatus: Int
+  "Why it failed; null when it succeeded."
+  error: String
+  "How long the receiver took, in milliseconds."
+  latencyMs: Int!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -3054,6 +3784,16 @@ func (ec *executionContext) childFields_DateAvailability(ctx context.Context, fi
 		return ec.fieldContext_DateAvailability_tickets(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DateAvailability", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteWebhookEndpointPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deletedId":
+		return ec.fieldContext_DeleteWebhookEndpointPayload_deletedId(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_DeleteWebhookEndpointPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteWebhookEndpointPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Event(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3366,6 +4106,26 @@ func (ec *executionContext) childFields_PricingSummary(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type PricingSummary", field.Name)
 }
 
+func (ec *executionContext) childFields_RecoverWebhookEndpointPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "recovering":
+		return ec.fieldContext_RecoverWebhookEndpointPayload_recovering(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_RecoverWebhookEndpointPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecoverWebhookEndpointPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RedeliverWebhookEventPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "webhookEvent":
+		return ec.fieldContext_RedeliverWebhookEventPayload_webhookEvent(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_RedeliverWebhookEventPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RedeliverWebhookEventPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_Refund(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -3504,6 +4264,114 @@ func (ec *executionContext) childFields_Venue(ctx context.Context, field graphql
 		return ec.fieldContext_Venue_lng(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Venue", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookAttempt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "attempt":
+		return ec.fieldContext_WebhookAttempt_attempt(ctx, field)
+	case "attemptedAt":
+		return ec.fieldContext_WebhookAttempt_attemptedAt(ctx, field)
+	case "httpStatus":
+		return ec.fieldContext_WebhookAttempt_httpStatus(ctx, field)
+	case "error":
+		return ec.fieldContext_WebhookAttempt_error(ctx, field)
+	case "latencyMs":
+		return ec.fieldContext_WebhookAttempt_latencyMs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookAttempt", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookDelivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "endpointId":
+		return ec.fieldContext_WebhookDelivery_endpointId(ctx, field)
+	case "status":
+		return ec.fieldContext_WebhookDelivery_status(ctx, field)
+	case "attempts":
+		return ec.fieldContext_WebhookDelivery_attempts(ctx, field)
+	case "lastError":
+		return ec.fieldContext_WebhookDelivery_lastError(ctx, field)
+	case "attemptHistory":
+		return ec.fieldContext_WebhookDelivery_attemptHistory(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookDelivery", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookEndpoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_WebhookEndpoint_id(ctx, field)
+	case "url":
+		return ec.fieldContext_WebhookEndpoint_url(ctx, field)
+	case "environment":
+		return ec.fieldContext_WebhookEndpoint_environment(ctx, field)
+	case "enabledEvents":
+		return ec.fieldContext_WebhookEndpoint_enabledEvents(ctx, field)
+	case "description":
+		return ec.fieldContext_WebhookEndpoint_description(ctx, field)
+	case "status":
+		return ec.fieldContext_WebhookEndpoint_status(ctx, field)
+	case "disabledReason":
+		return ec.fieldContext_WebhookEndpoint_disabledReason(ctx, field)
+	case "secret":
+		return ec.fieldContext_WebhookEndpoint_secret(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_WebhookEndpoint_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_WebhookEndpoint_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookEndpoint", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookEndpointPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "webhookEndpoint":
+		return ec.fieldContext_WebhookEndpointPayload_webhookEndpoint(ctx, field)
+	case "userErrors":
+		return ec.fieldContext_WebhookEndpointPayload_userErrors(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookEndpointPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_WebhookEvent_id(ctx, field)
+	case "type":
+		return ec.fieldContext_WebhookEvent_type(ctx, field)
+	case "environment":
+		return ec.fieldContext_WebhookEvent_environment(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_WebhookEvent_createdAt(ctx, field)
+	case "status":
+		return ec.fieldContext_WebhookEvent_status(ctx, field)
+	case "body":
+		return ec.fieldContext_WebhookEvent_body(ctx, field)
+	case "deliveries":
+		return ec.fieldContext_WebhookEvent_deliveries(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookEventConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_WebhookEventConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_WebhookEventConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookEventConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookEventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_WebhookEventEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_WebhookEventEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookEventEdge", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3678,12 +4546,96 @@ func (ec *executionContext) field_Mutation_createRefund_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createWebhookEndpoint_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateWebhookEndpointInput, error) {
+			return ec.unmarshalNCreateWebhookEndpointInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCreateWebhookEndpointInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteWebhookEndpoint_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.WebhookEndpointIDInput, error) {
+			return ec.unmarshalNWebhookEndpointIdInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐWebhookEndpointIDInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_expireCheckoutSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.ExpireCheckoutSessionInput, error) {
 			return ec.unmarshalNExpireCheckoutSessionInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐExpireCheckoutSessionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_recoverWebhookEndpoint_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RecoverWebhookEndpointInput, error) {
+			return ec.unmarshalNRecoverWebhookEndpointInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐRecoverWebhookEndpointInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_redeliverWebhookEvent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RedeliverWebhookEventInput, error) {
+			return ec.unmarshalNRedeliverWebhookEventInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐRedeliverWebhookEventInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_rotateWebhookEndpointSecret_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.WebhookEndpointIDInput, error) {
+			return ec.unmarshalNWebhookEndpointIdInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐWebhookEndpointIDInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateWebhookEndpoint_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateWebhookEndpointInput, error) {
+			return ec.unmarshalNUpdateWebhookEndpointInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐUpdateWebhookEndpointInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4008,6 +4960,64 @@ func (ec *executionContext) field_Query_orders_args(ctx context.Context, rawArgs
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
 		func(ctx context.Context, v any) (*model.OrderFilter, error) {
 			return ec.unmarshalOOrderFilter2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐOrderFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_webhookEndpoint_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_webhookEvent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_webhookEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.WebhookEventFilter, error) {
+			return ec.unmarshalOWebhookEventFilter2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐWebhookEventFilter(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4748,6 +5758,45 @@ func (ec *executionContext) fieldContext_DateAvailability_tickets(_ context.Cont
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_TicketAvailability(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DeleteWebhookEndpointPayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteWebhookEndpointPayload) (ret graphql.Marshaler) {
+	return optString(obj.DeletedID)
+}
+func (ec *executionContext) fieldContext_DeleteWebhookEndpointPayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteWebhookEndpointPayload", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _DeleteWebhookEndpointPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *model.DeleteWebhookEndpointPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteWebhookEndpointPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteWebhookEndpointPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DeleteWebhookEndpointPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
 		},
 	}
 	return fc, nil
@@ -5768,6 +6817,270 @@ func (ec *executionContext) fieldContext_Mutation_createRefund(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createWebhookEndpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateWebhookEndpoint(ctx, fc.Args["input"].(model.CreateWebhookEndpointInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookEndpointPayload) graphql.Marshaler {
+			return ec.marshalOWebhookEndpointPayload2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐWebhookEndpointPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpointPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Mutation_createWebhookEndpoint_args); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateWebhookEndpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateWebhookEndpoint(ctx, fc.Args["input"].(model.UpdateWebhookEndpointInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookEndpointPayload) graphql.Marshaler {
+			return ec.marshalOWebhookEndpointPayload2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐWebhookEndpointPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpointPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Mutation_updateWebhookEndpoint_args); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteWebhookEndpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteWebhookEndpoint(ctx, fc.Args["input"].(model.WebhookEndpointIDInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteWebhookEndpointPayload) graphql.Marshaler {
+			return ec.marshalODeleteWebhookEndpointPayload2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐDeleteWebhookEndpointPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeleteWebhookEndpointPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Mutation_deleteWebhookEndpoint_args); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_rotateWebhookEndpointSecret(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rotateWebhookEndpointSecret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RotateWebhookEndpointSecret(ctx, fc.Args["input"].(model.WebhookEndpointIDInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookEndpointPayload) graphql.Marshaler {
+			return ec.marshalOWebhookEndpointPayload2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐWebhookEndpointPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rotateWebhookEndpointSecret(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpointPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Mutation_rotateWebhookEndpointSecret_args); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_recoverWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_recoverWebhookEndpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RecoverWebhookEndpoint(ctx, fc.Args["input"].(model.RecoverWebhookEndpointInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RecoverWebhookEndpointPayload) graphql.Marshaler {
+			return ec.marshalORecoverWebhookEndpointPayload2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐRecoverWebhookEndpointPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_recoverWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RecoverWebhookEndpointPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Mutation_recoverWebhookEndpoint_args); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_redeliverWebhookEvent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_redeliverWebhookEvent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RedeliverWebhookEvent(ctx, fc.Args["input"].(model.RedeliverWebhookEventInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RedeliverWebhookEventPayload) graphql.Marshaler {
+			return ec.marshalORedeliverWebhookEventPayload2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐRedeliverWebhookEventPayload(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_redeliverWebhookEvent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RedeliverWebhookEventPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Mutation_redeliverWebhookEvent_args); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Order_reference(ctx context.Context, field graphql.CollectedField, obj *checkout.OrderView) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Reference)
 }
@@ -6694,6 +8007,170 @@ func (ec *executionContext) fieldContext_Query_checkInStats(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_webhookEndpoints(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_webhookEndpoints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().WebhookEndpoints(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*webhook.Endpoint) graphql.Marshaler {
+			return ec.marshalNWebhookEndpoint2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋwebhookᚐEndpointᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_webhookEndpoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_webhookEndpoint(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_webhookEndpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().WebhookEndpoint(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *webhook.Endpoint) graphql.Marshaler {
+			return ec.marshalOWebhookEndpoint2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋwebhookᚐEndpoint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_webhookEndpoint(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpoint(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_webhookEndpoint_args); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_webhookEvents(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_webhookEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().WebhookEvents(ctx, fc.Args["filter"].(*model.WebhookEventFilter), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookEventConnection) graphql.Marshaler {
+			return ec.marshalNWebhookEventConnection2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐWebhookEventConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_webhookEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEventConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_webhookEvents_args); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_webhookEvent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_webhookEvent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().WebhookEvent(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *webhook.LogEvent) graphql.Marshaler {
+			return ec.marshalOWebhookEvent2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋwebhookᚐLogEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_webhookEvent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_webhookEvent_args); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6765,6 +8242,109 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___Schema(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RecoverWebhookEndpointPayload_recovering(ctx context.Context, field graphql.CollectedField, obj *model.RecoverWebhookEndpointPayload) (ret graphql.Marshaler) {
+	return optInt(obj.Recovering)
+}
+func (ec *executionContext) fieldContext_RecoverWebhookEndpointPayload_recovering(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RecoverWebhookEndpointPayload", field, false, false, errNoChildren7)
+}
+
+func (ec *executionContext) _RecoverWebhookEndpointPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *model.RecoverWebhookEndpointPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecoverWebhookEndpointPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecoverWebhookEndpointPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RecoverWebhookEndpointPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RedeliverWebhookEventPayload_webhookEvent(ctx context.Context, field graphql.CollectedField, obj *model.RedeliverWebhookEventPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedeliverWebhookEventPayload_webhookEvent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WebhookEvent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *webhook.LogEvent) graphql.Marshaler {
+			return ec.marshalOWebhookEvent2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋwebhookᚐLogEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RedeliverWebhookEventPayload_webhookEvent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RedeliverWebhookEventPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RedeliverWebhookEventPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *model.RedeliverWebhookEventPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedeliverWebhookEventPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedeliverWebhookEventPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RedeliverWebhookEventPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
 		},
 	}
 	return fc, nil
@@ -7453,6 +9033,540 @@ func (ec *executionContext) fieldContext_Venue_lng(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Venue", field, false, false, errNoChildren10)
 }
 
+func (ec *executionContext) _WebhookAttempt_attempt(ctx context.Context, field graphql.CollectedField, obj *webhook.LogAttempt) (ret graphql.Marshaler) {
+	return (*int64Value)(&obj.Attempt)
+}
+func (ec *executionContext) fieldContext_WebhookAttempt_attempt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookAttempt", field, false, false, errNoChildren7)
+}
+
+func (ec *executionContext) _WebhookAttempt_attemptedAt(ctx context.Context, field graphql.CollectedField, obj *webhook.LogAttempt) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.AttemptedAt)
+}
+func (ec *executionContext) fieldContext_WebhookAttempt_attemptedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookAttempt", field, false, false, errNoChildren5)
+}
+
+func (ec *executionContext) _WebhookAttempt_httpStatus(ctx context.Context, field graphql.CollectedField, obj *webhook.LogAttempt) (ret graphql.Marshaler) {
+	return ec.marshalOInt2ᚖint64(ctx, field.Selections, obj.HTTPStatus)
+}
+func (ec *executionContext) fieldContext_WebhookAttempt_httpStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookAttempt", field, false, false, errNoChildren7)
+}
+
+func (ec *executionContext) _WebhookAttempt_error(ctx context.Context, field graphql.CollectedField, obj *webhook.LogAttempt) (ret graphql.Marshaler) {
+	return optString(obj.Error)
+}
+func (ec *executionContext) fieldContext_WebhookAttempt_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookAttempt", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _WebhookAttempt_latencyMs(ctx context.Context, field graphql.CollectedField, obj *webhook.LogAttempt) (ret graphql.Marshaler) {
+	return (*int64Value)(&obj.LatencyMS)
+}
+func (ec *executionContext) fieldContext_WebhookAttempt_latencyMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookAttempt", field, false, false, errNoChildren7)
+}
+
+func (ec *executionContext) _WebhookDelivery_endpointId(ctx context.Context, field graphql.CollectedField, obj *webhook.LogDelivery) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.EndpointID)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_endpointId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _WebhookDelivery_status(ctx context.Context, field graphql.CollectedField, obj *webhook.LogDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNWebhookDeliveryStatus2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errNoChildren18)
+}
+
+func (ec *executionContext) _WebhookDelivery_attempts(ctx context.Context, field graphql.CollectedField, obj *webhook.LogDelivery) (ret graphql.Marshaler) {
+	return (*int64Value)(&obj.Attempts)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_attempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errNoChildren7)
+}
+
+func (ec *executionContext) _WebhookDelivery_lastError(ctx context.Context, field graphql.CollectedField, obj *webhook.LogDelivery) (ret graphql.Marshaler) {
+	return optString(obj.LastError)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_lastError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _WebhookDelivery_attemptHistory(ctx context.Context, field graphql.CollectedField, obj *webhook.LogDelivery) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_attemptHistory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AttemptHistory, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*webhook.LogAttempt) graphql.Marshaler {
+			return ec.marshalNWebhookAttempt2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋwebhookᚐLogAttemptᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_attemptHistory(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookDelivery",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookAttempt(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookEndpoint_id(ctx context.Context, field graphql.CollectedField, obj *webhook.Endpoint) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.ID)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _WebhookEndpoint_url(ctx context.Context, field graphql.CollectedField, obj *webhook.Endpoint) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.URL)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _WebhookEndpoint_environment(ctx context.Context, field graphql.CollectedField, obj *webhook.Endpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_environment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Environment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNEnvironment2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_environment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, errNoChildren9)
+}
+
+func (ec *executionContext) _WebhookEndpoint_enabledEvents(ctx context.Context, field graphql.CollectedField, obj *webhook.Endpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_enabledEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EnabledEvents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_enabledEvents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _WebhookEndpoint_description(ctx context.Context, field graphql.CollectedField, obj *webhook.Endpoint) (ret graphql.Marshaler) {
+	return optString(obj.Description)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _WebhookEndpoint_status(ctx context.Context, field graphql.CollectedField, obj *webhook.Endpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNWebhookEndpointStatus2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, errNoChildren19)
+}
+
+func (ec *executionContext) _WebhookEndpoint_disabledReason(ctx context.Context, field graphql.CollectedField, obj *webhook.Endpoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpoint_disabledReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DisabledReason, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOWebhookEndpointDisabledReason2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_disabledReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, errNoChildren20)
+}
+
+func (ec *executionContext) _WebhookEndpoint_secret(ctx context.Context, field graphql.CollectedField, obj *webhook.Endpoint) (ret graphql.Marshaler) {
+	return optString(obj.Secret)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _WebhookEndpoint_createdAt(ctx context.Context, field graphql.CollectedField, obj *webhook.Endpoint) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.CreatedAt)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, errNoChildren5)
+}
+
+func (ec *executionContext) _WebhookEndpoint_updatedAt(ctx context.Context, field graphql.CollectedField, obj *webhook.Endpoint) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.UpdatedAt)
+}
+func (ec *executionContext) fieldContext_WebhookEndpoint_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEndpoint", field, false, false, errNoChildren5)
+}
+
+func (ec *executionContext) _WebhookEndpointPayload_webhookEndpoint(ctx context.Context, field graphql.CollectedField, obj *model.WebhookEndpointPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpointPayload_webhookEndpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WebhookEndpoint, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *webhook.Endpoint) graphql.Marshaler {
+			return ec.marshalOWebhookEndpoint2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋwebhookᚐEndpoint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpointPayload_webhookEndpoint(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookEndpointPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEndpoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookEndpointPayload_userErrors(ctx context.Context, field graphql.CollectedField, obj *model.WebhookEndpointPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEndpointPayload_userErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
+			return ec.marshalNUserError2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐUserErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEndpointPayload_userErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookEndpointPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserError(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookEvent_id(ctx context.Context, field graphql.CollectedField, obj *webhook.LogEvent) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.ID)
+}
+func (ec *executionContext) fieldContext_WebhookEvent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEvent", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _WebhookEvent_type(ctx context.Context, field graphql.CollectedField, obj *webhook.LogEvent) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.Type)
+}
+func (ec *executionContext) fieldContext_WebhookEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEvent", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _WebhookEvent_environment(ctx context.Context, field graphql.CollectedField, obj *webhook.LogEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEvent_environment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Environment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNEnvironment2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEvent_environment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEvent", field, false, false, errNoChildren9)
+}
+
+func (ec *executionContext) _WebhookEvent_createdAt(ctx context.Context, field graphql.CollectedField, obj *webhook.LogEvent) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.CreatedAt)
+}
+func (ec *executionContext) fieldContext_WebhookEvent_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEvent", field, false, false, errNoChildren5)
+}
+
+func (ec *executionContext) _WebhookEvent_status(ctx context.Context, field graphql.CollectedField, obj *webhook.LogEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEvent_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNWebhookEventStatus2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEvent_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEvent", field, false, false, errNoChildren21)
+}
+
+func (ec *executionContext) _WebhookEvent_body(ctx context.Context, field graphql.CollectedField, obj *webhook.LogEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEvent_body(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookEvent().Body(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
+			return ec.marshalOMap2interface(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEvent_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEvent", field, true, true, errNoChildren13)
+}
+
+func (ec *executionContext) _WebhookEvent_deliveries(ctx context.Context, field graphql.CollectedField, obj *webhook.LogEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEvent_deliveries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deliveries, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*webhook.LogDelivery) graphql.Marshaler {
+			return ec.marshalNWebhookDelivery2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋwebhookᚐLogDeliveryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEvent_deliveries(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDelivery(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookEventConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.WebhookEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEventConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.WebhookEventEdge) graphql.Marshaler {
+			return ec.marshalNWebhookEventEdge2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐWebhookEventEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEventConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEventEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookEventConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.WebhookEventConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEventConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CursorPageInfo) graphql.Marshaler {
+			return ec.marshalNCursorPageInfo2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCursorPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEventConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookEventConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CursorPageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookEventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.WebhookEventEdge) (ret graphql.Marshaler) {
+	return (*stringValue)(&obj.Cursor)
+}
+func (ec *executionContext) fieldContext_WebhookEventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookEventEdge", field, false, false, errNoChildren4)
+}
+
+func (ec *executionContext) _WebhookEventEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.WebhookEventEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookEventEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *webhook.LogEvent) graphql.Marshaler {
+			return ec.marshalNWebhookEvent2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋwebhookᚐLogEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookEventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WebhookEventEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return (*stringValue)(&obj.Name)
 }
@@ -7510,7 +9624,7 @@ func (ec *executionContext) ___Directive_locations(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext___Directive_locations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren18)
+	return graphql.NewScalarFieldContext("__Directive", field, false, false, errNoChildren22)
 }
 
 func (ec *executionContext) ___Directive_args(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -8101,7 +10215,7 @@ func (ec *executionContext) ___Type_kind(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext___Type_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren19)
+	return graphql.NewScalarFieldContext("__Type", field, true, false, errNoChildren23)
 }
 
 func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
@@ -8662,6 +10776,50 @@ func (ec *executionContext) unmarshalInputCreateRefundInput(ctx context.Context,
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateWebhookEndpointInput(ctx context.Context, obj any) (model.CreateWebhookEndpointInput, error) {
+	var it model.CreateWebhookEndpointInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"url", "enabledEvents", "description"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		case "enabledEvents":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("enabledEvents"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EnabledEvents = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCustomerInput(ctx context.Context, obj any) (model.CustomerInput, error) {
 	var it model.CustomerInput
 	if obj == nil {
@@ -8775,6 +10933,205 @@ func (ec *executionContext) unmarshalInputOrderFilter(ctx context.Context, obj a
 				return it, err
 			}
 			it.EventdateID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRecoverWebhookEndpointInput(ctx context.Context, obj any) (model.RecoverWebhookEndpointInput, error) {
+	var it model.RecoverWebhookEndpointInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "since"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "since":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("since"))
+			data, err := ec.unmarshalNDateTime2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Since = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRedeliverWebhookEventInput(ctx context.Context, obj any) (model.RedeliverWebhookEventInput, error) {
+	var it model.RedeliverWebhookEventInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "endpointId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "endpointId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("endpointId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EndpointID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateWebhookEndpointInput(ctx context.Context, obj any) (model.UpdateWebhookEndpointInput, error) {
+	var it model.UpdateWebhookEndpointInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "url", "enabledEvents", "description", "status"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		case "enabledEvents":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("enabledEvents"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EnabledEvents = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOWebhookEndpointStatus2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputWebhookEndpointIdInput(ctx context.Context, obj any) (model.WebhookEndpointIDInput, error) {
+	var it model.WebhookEndpointIDInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputWebhookEventFilter(ctx context.Context, obj any) (model.WebhookEventFilter, error) {
+	var it model.WebhookEventFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"type", "orderReference"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "orderReference":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderReference"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderReference = data
 		}
 	}
 	return it, nil
@@ -9320,6 +11677,51 @@ func (ec *executionContext) _DateAvailability(ctx context.Context, sel ast.Selec
 			}
 		case "tickets":
 			out.Values[i] = ec._DateAvailability_tickets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return answer
+}
+
+var deleteWebhookEndpointPayloadImplementors = []string{"DeleteWebhookEndpointPayload"}
+
+func (ec *executionContext) _DeleteWebhookEndpointPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteWebhookEndpointPayload) graphql.Marshaler {
+	fields := collectFields(ctx, ec.OperationContext, sel, deleteWebhookEndpointPayloadImplementors)
+
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteWebhookEndpointPayload")
+		case "deletedId":
+			out.Values[i] = ec._DeleteWebhookEndpointPayload_deletedId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._DeleteWebhookEndpointPayload_userErrors(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -10210,6 +12612,48 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "createWebhookEndpoint":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createWebhookEndpoint(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "updateWebhookEndpoint":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateWebhookEndpoint(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "deleteWebhookEndpoint":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteWebhookEndpoint(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "rotateWebhookEndpointSecret":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rotateWebhookEndpointSecret(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "recoverWebhookEndpoint":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_recoverWebhookEndpoint(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "redeliverWebhookEvent":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_redeliverWebhookEvent(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10850,6 +13294,94 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "webhookEndpoints":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_webhookEndpoints(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "webhookEndpoint":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_webhookEndpoint(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "webhookEvents":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_webhookEvents(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "webhookEvent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_webhookEvent(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -10885,6 +13417,96 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	}
 
 	return &objectFields{fields: fields, values: out.Values}
+}
+
+var recoverWebhookEndpointPayloadImplementors = []string{"RecoverWebhookEndpointPayload"}
+
+func (ec *executionContext) _RecoverWebhookEndpointPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RecoverWebhookEndpointPayload) graphql.Marshaler {
+	fields := collectFields(ctx, ec.OperationContext, sel, recoverWebhookEndpointPayloadImplementors)
+
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RecoverWebhookEndpointPayload")
+		case "recovering":
+			out.Values[i] = ec._RecoverWebhookEndpointPayload_recovering(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._RecoverWebhookEndpointPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return answer
+}
+
+var redeliverWebhookEventPayloadImplementors = []string{"RedeliverWebhookEventPayload"}
+
+func (ec *executionContext) _RedeliverWebhookEventPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RedeliverWebhookEventPayload) graphql.Marshaler {
+	fields := collectFields(ctx, ec.OperationContext, sel, redeliverWebhookEventPayloadImplementors)
+
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RedeliverWebhookEventPayload")
+		case "webhookEvent":
+			out.Values[i] = ec._RedeliverWebhookEventPayload_webhookEvent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._RedeliverWebhookEventPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return answer
 }
 
 var refundImplementors = []string{"Refund"}
@@ -11357,6 +13979,463 @@ func (ec *executionContext) _Venue(ctx context.Context, sel ast.SelectionSet, ob
 		case "lng":
 			out.Values[i] = ec._Venue_lng(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return answer
+}
+
+var webhookAttemptImplementors = []string{"WebhookAttempt"}
+
+func (ec *executionContext) _WebhookAttempt(ctx context.Context, sel ast.SelectionSet, obj *webhook.LogAttempt) graphql.Marshaler {
+	fields := collectFields(ctx, ec.OperationContext, sel, webhookAttemptImplementors)
+
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookAttempt")
+		case "attempt":
+			out.Values[i] = ec._WebhookAttempt_attempt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attemptedAt":
+			out.Values[i] = ec._WebhookAttempt_attemptedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "httpStatus":
+			out.Values[i] = ec._WebhookAttempt_httpStatus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "error":
+			out.Values[i] = ec._WebhookAttempt_error(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "latencyMs":
+			out.Values[i] = ec._WebhookAttempt_latencyMs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return answer
+}
+
+var webhookDeliveryImplementors = []string{"WebhookDelivery"}
+
+func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.SelectionSet, obj *webhook.LogDelivery) graphql.Marshaler {
+	fields := collectFields(ctx, ec.OperationContext, sel, webhookDeliveryImplementors)
+
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookDelivery")
+		case "endpointId":
+			out.Values[i] = ec._WebhookDelivery_endpointId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._WebhookDelivery_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "attempts":
+			out.Values[i] = ec._WebhookDelivery_attempts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastError":
+			out.Values[i] = ec._WebhookDelivery_lastError(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "attemptHistory":
+			out.Values[i] = ec._WebhookDelivery_attemptHistory(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return answer
+}
+
+var webhookEndpointImplementors = []string{"WebhookEndpoint"}
+
+func (ec *executionContext) _WebhookEndpoint(ctx context.Context, sel ast.SelectionSet, obj *webhook.Endpoint) graphql.Marshaler {
+	fields := collectFields(ctx, ec.OperationContext, sel, webhookEndpointImplementors)
+
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookEndpoint")
+		case "id":
+			out.Values[i] = ec._WebhookEndpoint_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._WebhookEndpoint_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "environment":
+			out.Values[i] = ec._WebhookEndpoint_environment(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "enabledEvents":
+			out.Values[i] = ec._WebhookEndpoint_enabledEvents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._WebhookEndpoint_description(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._WebhookEndpoint_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "disabledReason":
+			out.Values[i] = ec._WebhookEndpoint_disabledReason(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "secret":
+			out.Values[i] = ec._WebhookEndpoint_secret(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._WebhookEndpoint_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._WebhookEndpoint_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return answer
+}
+
+var webhookEndpointPayloadImplementors = []string{"WebhookEndpointPayload"}
+
+func (ec *executionContext) _WebhookEndpointPayload(ctx context.Context, sel ast.SelectionSet, obj *model.WebhookEndpointPayload) graphql.Marshaler {
+	fields := collectFields(ctx, ec.OperationContext, sel, webhookEndpointPayloadImplementors)
+
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookEndpointPayload")
+		case "webhookEndpoint":
+			out.Values[i] = ec._WebhookEndpointPayload_webhookEndpoint(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "userErrors":
+			out.Values[i] = ec._WebhookEndpointPayload_userErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return answer
+}
+
+var webhookEventImplementors = []string{"WebhookEvent"}
+
+func (ec *executionContext) _WebhookEvent(ctx context.Context, sel ast.SelectionSet, obj *webhook.LogEvent) graphql.Marshaler {
+	fields := collectFields(ctx, ec.OperationContext, sel, webhookEventImplementors)
+
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookEvent")
+		case "id":
+			out.Values[i] = ec._WebhookEvent_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._WebhookEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "environment":
+			out.Values[i] = ec._WebhookEvent_environment(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._WebhookEvent_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._WebhookEvent_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "body":
+			field := field
+
+			if field.IsDeferred() {
+				innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+					ctx = deferredField{ctx}
+					defer func() {
+						if r := recover(); r != nil {
+							ec.Error(ctx, ec.Recover(ctx, r))
+						}
+					}()
+					res = ec._WebhookEvent_body(ctx, field, obj)
+					if res == graphql.RequiredNull {
+						atomic.AddUint32(&fs.Invalids, 1)
+					}
+					return res
+				}
+				if deferredFieldSet == nil {
+					deferredFieldSet, deferLabelToView = graphql.NewFieldSet(nil), map[string]*graphql.FieldSetView{}
+				}
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Values[i] = func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WebhookEvent_body(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}(ctx, out)
+		case "deliveries":
+			out.Values[i] = ec._WebhookEvent_deliveries(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return answer
+}
+
+var webhookEventConnectionImplementors = []string{"WebhookEventConnection"}
+
+func (ec *executionContext) _WebhookEventConnection(ctx context.Context, sel ast.SelectionSet, obj *model.WebhookEventConnection) graphql.Marshaler {
+	fields := collectFields(ctx, ec.OperationContext, sel, webhookEventConnectionImplementors)
+
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookEventConnection")
+		case "edges":
+			out.Values[i] = ec._WebhookEventConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._WebhookEventConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return answer
+}
+
+var webhookEventEdgeImplementors = []string{"WebhookEventEdge"}
+
+func (ec *executionContext) _WebhookEventEdge(ctx context.Context, sel ast.SelectionSet, obj *model.WebhookEventEdge) graphql.Marshaler {
+	fields := collectFields(ctx, ec.OperationContext, sel, webhookEventEdgeImplementors)
+
+	answer := newObjectFields(fields)
+	out := &graphql.FieldSet{Values: answer.values}
+	var deferredFieldSet *graphql.FieldSet // made by the first deferred field
+	var deferLabelToView map[string]*graphql.FieldSetView
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookEventEdge")
+		case "cursor":
+			out.Values[i] = ec._WebhookEventEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._WebhookEventEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -11874,6 +14953,11 @@ func (ec *executionContext) unmarshalNCreateRefundInput2githubᚗcomᚋboxoffice
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNCreateWebhookEndpointInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCreateWebhookEndpointInput(ctx context.Context, v any) (model.CreateWebhookEndpointInput, error) {
+	res, err := ec.unmarshalInputCreateWebhookEndpointInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNCursorPageInfo2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐCursorPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.CursorPageInfo) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -12295,6 +15379,16 @@ func (ec *executionContext) marshalNPricingSummary2ᚖgithubᚗcomᚋboxoffice�
 	return ec._PricingSummary(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRecoverWebhookEndpointInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐRecoverWebhookEndpointInput(ctx context.Context, v any) (model.RecoverWebhookEndpointInput, error) {
+	res, err := ec.unmarshalInputRecoverWebhookEndpointInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNRedeliverWebhookEventInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐRedeliverWebhookEventInput(ctx context.Context, v any) (model.RedeliverWebhookEventInput, error) {
+	res, err := ec.unmarshalInputRedeliverWebhookEventInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNRefund2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐRefundᚄ(ctx context.Context, sel ast.SelectionSet, v []*checkout.Refund) graphql.Marshaler {
 	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -12470,6 +15564,11 @@ func (ec *executionContext) marshalNTicketsEmailStatus2string(ctx context.Contex
 	return res
 }
 
+func (ec *executionContext) unmarshalNUpdateWebhookEndpointInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐUpdateWebhookEndpointInput(ctx context.Context, v any) (model.UpdateWebhookEndpointInput, error) {
+	res, err := ec.unmarshalInputUpdateWebhookEndpointInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNUserError2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐUserErrorᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.UserError) graphql.Marshaler {
 	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -12494,6 +15593,183 @@ func (ec *executionContext) marshalNUserError2ᚖgithubᚗcomᚋboxofficeᚋboxo
 		return graphql.Null
 	}
 	return ec._UserError(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookAttempt2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋwebhookᚐLogAttemptᚄ(ctx context.Context, sel ast.SelectionSet, v []*webhook.LogAttempt) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookAttempt2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋwebhookᚐLogAttempt(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookAttempt2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋwebhookᚐLogAttempt(ctx context.Context, sel ast.SelectionSet, v *webhook.LogAttempt) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookAttempt(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookDelivery2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋwebhookᚐLogDeliveryᚄ(ctx context.Context, sel ast.SelectionSet, v []*webhook.LogDelivery) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookDelivery2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋwebhookᚐLogDelivery(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookDelivery2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋwebhookᚐLogDelivery(ctx context.Context, sel ast.SelectionSet, v *webhook.LogDelivery) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookDelivery(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNWebhookDeliveryStatus2string(ctx context.Context, v any) (string, error) {
+	res, err := model.UnmarshalWebhookDeliveryStatus(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWebhookDeliveryStatus2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalWebhookDeliveryStatus(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNWebhookEndpoint2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋwebhookᚐEndpointᚄ(ctx context.Context, sel ast.SelectionSet, v []*webhook.Endpoint) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookEndpoint2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋwebhookᚐEndpoint(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookEndpoint2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋwebhookᚐEndpoint(ctx context.Context, sel ast.SelectionSet, v *webhook.Endpoint) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookEndpoint(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNWebhookEndpointIdInput2githubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐWebhookEndpointIDInput(ctx context.Context, v any) (model.WebhookEndpointIDInput, error) {
+	res, err := ec.unmarshalInputWebhookEndpointIdInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNWebhookEndpointStatus2string(ctx context.Context, v any) (string, error) {
+	res, err := model.UnmarshalWebhookEndpointStatus(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWebhookEndpointStatus2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalWebhookEndpointStatus(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNWebhookEvent2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋwebhookᚐLogEvent(ctx context.Context, sel ast.SelectionSet, v *webhook.LogEvent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookEventConnection2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐWebhookEventConnection(ctx context.Context, sel ast.SelectionSet, v *model.WebhookEventConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookEventConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookEventEdge2ᚕᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐWebhookEventEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.WebhookEventEdge) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookEventEdge2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐWebhookEventEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookEventEdge2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐWebhookEventEdge(ctx context.Context, sel ast.SelectionSet, v *model.WebhookEventEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookEventEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNWebhookEventStatus2string(ctx context.Context, v any) (string, error) {
+	res, err := model.UnmarshalWebhookEventStatus(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWebhookEventStatus2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalWebhookEventStatus(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -12802,6 +16078,13 @@ func (ec *executionContext) marshalODateTime2ᚖstring(ctx context.Context, sel 
 	return res
 }
 
+func (ec *executionContext) marshalODeleteWebhookEndpointPayload2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐDeleteWebhookEndpointPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteWebhookEndpointPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._DeleteWebhookEndpointPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOEvent2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐEvent(ctx context.Context, sel ast.SelectionSet, v *model.Event) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -12875,6 +16158,24 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
+func (ec *executionContext) unmarshalOInt2ᚖint64(ctx context.Context, v any) (*int64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalInt64(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOInt2ᚖint64(ctx context.Context, sel ast.SelectionSet, v *int64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalInt64(*v)
+	return res
+}
+
 func (ec *executionContext) marshalOIssuedTicket2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋticketsᚐView(ctx context.Context, sel ast.SelectionSet, v *tickets.View) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -12938,6 +16239,20 @@ func (ec *executionContext) marshalOOrderStatus2ᚖstring(ctx context.Context, s
 	_ = ctx
 	res := model.MarshalOrderStatus(*v)
 	return res
+}
+
+func (ec *executionContext) marshalORecoverWebhookEndpointPayload2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐRecoverWebhookEndpointPayload(ctx context.Context, sel ast.SelectionSet, v *model.RecoverWebhookEndpointPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RecoverWebhookEndpointPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalORedeliverWebhookEventPayload2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐRedeliverWebhookEventPayload(ctx context.Context, sel ast.SelectionSet, v *model.RedeliverWebhookEventPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RedeliverWebhookEventPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalORefund2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋcheckoutᚐRefund(ctx context.Context, sel ast.SelectionSet, v *checkout.Refund) graphql.Marshaler {
@@ -13023,6 +16338,71 @@ func (ec *executionContext) marshalOVenue2ᚖgithubᚗcomᚋboxofficeᚋboxoffic
 		return graphql.Null
 	}
 	return ec._Venue(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOWebhookEndpoint2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋwebhookᚐEndpoint(ctx context.Context, sel ast.SelectionSet, v *webhook.Endpoint) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._WebhookEndpoint(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOWebhookEndpointDisabledReason2ᚖstring(ctx context.Context, v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := model.UnmarshalWebhookEndpointDisabledReason(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOWebhookEndpointDisabledReason2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := model.MarshalWebhookEndpointDisabledReason(*v)
+	return res
+}
+
+func (ec *executionContext) marshalOWebhookEndpointPayload2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐWebhookEndpointPayload(ctx context.Context, sel ast.SelectionSet, v *model.WebhookEndpointPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._WebhookEndpointPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOWebhookEndpointStatus2ᚖstring(ctx context.Context, v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := model.UnmarshalWebhookEndpointStatus(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOWebhookEndpointStatus2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := model.MarshalWebhookEndpointStatus(*v)
+	return res
+}
+
+func (ec *executionContext) marshalOWebhookEvent2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋwebhookᚐLogEvent(ctx context.Context, sel ast.SelectionSet, v *webhook.LogEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._WebhookEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOWebhookEventFilter2ᚖgithubᚗcomᚋboxofficeᚋboxofficeᚋgraphᚋmodelᚐWebhookEventFilter(ctx context.Context, v any) (*model.WebhookEventFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputWebhookEventFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {
@@ -13129,9 +16509,13 @@ var (
 	errNoChildren15 = errors.New("field of type RefundReason does not have child fields")
 	errNoChildren16 = errors.New("field of type RefundStatus does not have child fields")
 	errNoChildren17 = errors.New("field of type TicketsEmailStatus does not have child fields")
-	errNoChildren18 = errors.New("field of type __DirectiveLocation does not have child fields")
-	errNoChildren19 = errors.New("field of type __TypeKind does not have child fields")
+	errNoChildren18 = errors.New("field of type WebhookDeliveryStatus does not have child fields")
+	errNoChildren19 = errors.New("field of type WebhookEndpointStatus does not have child fields")
 	errNoChildren2  = errors.New("field of type CheckInReason does not have child fields")
+	errNoChildren20 = errors.New("field of type WebhookEndpointDisabledReason does not have child fields")
+	errNoChildren21 = errors.New("field of type WebhookEventStatus does not have child fields")
+	errNoChildren22 = errors.New("field of type __DirectiveLocation does not have child fields")
+	errNoChildren23 = errors.New("field of type __TypeKind does not have child fields")
 	errNoChildren3  = errors.New("field of type CheckInDirection does not have child fields")
 	errNoChildren4  = errors.New("field of type String does not have child fields")
 	errNoChildren5  = errors.New("field of type DateTime does not have child fields")

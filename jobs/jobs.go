@@ -165,6 +165,7 @@ func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, tk *tic
 	river.AddWorker(workers, &ticketEmailWorker{tickets: tk, retry: mailBackoff{base: mailBase}})
 	river.AddWorker(workers, &refundEmailWorker{tickets: tk, retry: mailBackoff{base: mailBase}})
 	river.AddWorker(workers, &signUpNoticeWorker{accounts: sessions, retry: mailBackoff{base: mailBase}})
+	river.AddWorker(workers, &endpointNoticeWorker{accounts: sessions, retry: mailBackoff{base: mailBase}})
 	river.AddWorker(workers, &expireWorker{orders: orders, log: log})
 	river.AddWorker(workers, &purgeWorker{keys: keys, sessions: sessions, log: log})
 	rc, err := riverConfig(cfg, workers, log)
@@ -194,23 +195,30 @@ func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, tk *tic
 	return r, nil
 }
 
-// EnqueueDelivery schedules the delivery of a webhook event inside tx; a
-// job behind others (its app is backlogged) gets a lower River priority,
-// so every other app's waiting job is fetched before it. An
-// event has at most one unfinished delivery job (River enforces it, see
-// deliverArgs): when it already has one, nothing is inserted and the error
-// wraps webhook.ErrDeliveryPending and says where that job stands.
-func (r *Runner) EnqueueDelivery(ctx context.Context, tx bun.Tx, eventID string, behind bool) error {
-	opts := &river.InsertOpts{Priority: priorityNow}
-	if behind {
-		opts.Priority = priorityBehind
+// EnqueueDeliveries schedules delivery jobs inside tx, one per event and
+// endpoint, in one batch; a job behind others (its endpoint is
+// backlogged) gets a lower River priority, so every other endpoint's
+// waiting job is fetched before it. A delivery has at most one unfinished
+// job (River enforces it, see deliverArgs): when one already has one, the
+// error wraps webhook.ErrDeliveryPending and says where that job stands
+// (the caller's transaction is to roll back).
+func (r *Runner) EnqueueDeliveries(ctx context.Context, tx bun.Tx, ds []webhook.Delivery) error {
+	params := make([]river.InsertManyParams, len(ds))
+	for i, d := range ds {
+		opts := &river.InsertOpts{Priority: priorityNow}
+		if d.Behind {
+			opts.Priority = priorityBehind
+		}
+		params[i] = river.InsertManyParams{Args: deliverArgs{EventID: d.EventID, EndpointID: d.EndpointID}, InsertOpts: opts}
 	}
-	res, err := r.inserter.InsertTx(ctx, tx.Tx, deliverArgs{EventID: eventID}, opts)
+	res, err := r.inserter.InsertManyTx(ctx, tx.Tx, params)
 	if err != nil {
 		return err
 	}
-	if res.UniqueSkippedAsDuplicate {
-		return fmt.Errorf("%w: %s", webhook.ErrDeliveryPending, r.describe(res.Job))
+	for _, x := range res {
+		if x.UniqueSkippedAsDuplicate {
+			return fmt.Errorf("%w: %s", webhook.ErrDeliveryPending, r.describe(x.Job))
+		}
 	}
 	return nil
 }
@@ -255,8 +263,11 @@ func (b backoff) NextRetry(job *rivertype.JobRow) time.Time {
 	return time.Now().UTC().Add(b.base << (n - 1))
 }
 
+// deliverArgs names a delivery: an event to one endpoint (no endpoint:
+// a job queued before endpoints, for the one that follows the app's URL).
 type deliverArgs struct {
-	EventID string `json:"event_id"`
+	EventID    string `json:"event_id"`
+	EndpointID string `json:"endpoint_id,omitempty"`
 }
 
 func (deliverArgs) Kind() string { return "webhook_delivery" }
@@ -273,8 +284,8 @@ const (
 // releases held stock) or other jobs of the default queue.
 const QueueWebhooks = "webhooks"
 
-// InsertOpts makes a delivery job unique per event among unfinished jobs,
-// so one event never has two delivery chains at once (a redelivery while
+// InsertOpts makes a delivery job unique per event and endpoint among
+// unfinished jobs, so one delivery never has two chains at once (a redelivery while
 // one is under way is refused). Finished jobs (completed, discarded,
 // cancelled) do not count: an event delivered or given up on can be
 // delivered again.
@@ -292,7 +303,7 @@ type deliverWorker struct {
 }
 
 func (w *deliverWorker) Work(ctx context.Context, job *river.Job[deliverArgs]) error {
-	err := w.hooks.Deliver(ctx, job.Args.EventID, job.Attempt >= job.MaxAttempts)
+	err := w.hooks.Deliver(ctx, job.Args.EventID, job.Args.EndpointID, job.Attempt >= job.MaxAttempts)
 	switch {
 	case errors.Is(err, webhook.ErrAppBusy):
 		// Not an attempt: River gives the worker back at once and counts
@@ -312,7 +323,7 @@ func (w *deliverWorker) Work(ctx context.Context, job *river.Job[deliverArgs]) e
 // answers, sent a burst) is looked at ever more rarely and costs the
 // database little. Other apps' jobs do not wait behind these: a snoozed
 // job goes to the back, and a backlogged app's new jobs have a lower
-// priority (EnqueueDelivery).
+// priority (EnqueueDeliveries).
 func snoozeFor(job *rivertype.JobRow) time.Duration {
 	var meta struct {
 		Snoozes int `json:"snoozes"`

@@ -136,7 +136,7 @@ func setup(t *testing.T, db *store.DB, cfg Config) *testBundle {
 	orders := &checkout.Service{DB: db, Webhooks: hooks, Tickets: tk, Now: now, Config: checkout.DefaultConfig()}
 	runner, err := New(db, hooks, orders, tk, &idempotency.Service{DB: db, Now: now}, &accounts.Service{DB: db, Now: now}, nil, nil, cfg, discard)
 	require.NoError(t, err)
-	hooks.Enqueue = runner.EnqueueDelivery
+	hooks.Enqueue = runner.EnqueueDeliveries
 	tk.EnqueueEmail = runner.EnqueueTicketEmail
 	return &testBundle{db: db, runner: runner, hooks: hooks, rc: rc, appID: app.App.ID, accountID: acc.ID}
 }
@@ -456,7 +456,7 @@ func TestEnqueueBehind(t *testing.T) {
 			require.NoError(t, store.InsertWebhookEvent(ctx, db, &store.WebhookEvent{ID: tc.id, AppID: tb.appID, Environment: store.EnvLive,
 				Type: webhook.Test, Payload: `{}`, Status: store.WebhookPending, CreatedAt: time.Now().UTC()}))
 			require.NoError(t, db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				return tb.runner.EnqueueDelivery(ctx, tx, tc.id, tc.behind)
+				return tb.runner.EnqueueDeliveries(ctx, tx, []webhook.Delivery{{EventID: tc.id, EndpointID: "we_x", Behind: tc.behind}})
 			}))
 			job := tb.onlyJob(t, tc.id)
 			require.Equal(t, tc.priority, job.Priority, tc.id)

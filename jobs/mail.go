@@ -8,6 +8,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/accounts"
 	"github.com/boxoffice/boxoffice/mail"
+	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/tickets"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -191,3 +192,41 @@ func (w *signUpNoticeWorker) NextRetry(job *river.Job[signUpNoticeArgs]) time.Ti
 }
 
 func (w *signUpNoticeWorker) Timeout(*river.Job[signUpNoticeArgs]) time.Duration { return mailTimeout }
+
+type endpointNoticeArgs struct {
+	EndpointID string `json:"endpoint_id"`
+}
+
+func (endpointNoticeArgs) Kind() string { return "endpoint_disabled_notice" }
+
+func (endpointNoticeArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueMail} }
+
+// EnqueueEndpointDisabledNotice schedules, inside tx (the one that
+// disabled the endpoint), the email telling the account's owner that
+// deliveries to a webhook endpoint stopped.
+func (r *Runner) EnqueueEndpointDisabledNotice(ctx context.Context, tx bun.Tx, endpointID string) error {
+	_, err := r.inserter.InsertTx(ctx, tx.Tx, endpointNoticeArgs{EndpointID: endpointID}, &river.InsertOpts{MaxAttempts: r.mailAttempts})
+	return err
+}
+
+type endpointNoticeWorker struct {
+	river.WorkerDefaults[endpointNoticeArgs]
+	accounts *accounts.Service
+	retry    mailBackoff
+}
+
+func (w *endpointNoticeWorker) Work(ctx context.Context, job *river.Job[endpointNoticeArgs]) error {
+	err := w.accounts.SendEndpointDisabledNotice(ctx, job.Args.EndpointID)
+	if err != nil && (mail.IsPermanent(err) || errors.Is(err, store.ErrNotFound)) {
+		return river.JobCancel(fmt.Errorf("endpoint notice for %s: %w", job.Args.EndpointID, err))
+	}
+	return err
+}
+
+func (w *endpointNoticeWorker) NextRetry(job *river.Job[endpointNoticeArgs]) time.Time {
+	return time.Now().UTC().Add(w.retry.delay(job.Attempt))
+}
+
+func (w *endpointNoticeWorker) Timeout(*river.Job[endpointNoticeArgs]) time.Duration {
+	return mailTimeout
+}

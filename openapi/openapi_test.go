@@ -63,6 +63,16 @@ func TestRoutes(t *testing.T) {
 		"POST /api/v1/check-ins",
 		"GET /api/v1/check-ins/stats",
 		"GET /api/v1/webhook-events/stream",
+		"POST /api/v1/webhook-endpoints",
+		"GET /api/v1/webhook-endpoints",
+		"GET /api/v1/webhook-endpoints/{id}",
+		"PATCH /api/v1/webhook-endpoints/{id}",
+		"DELETE /api/v1/webhook-endpoints/{id}",
+		"POST /api/v1/webhook-endpoints/{id}/rotate-secret",
+		"POST /api/v1/webhook-endpoints/{id}/recover",
+		"GET /api/v1/webhook-events",
+		"GET /api/v1/webhook-events/{id}",
+		"POST /api/v1/webhook-events/{id}/redeliver",
 		"GET /api/v1/openapi.json",
 	}
 	var got []string

@@ -80,6 +80,13 @@ func (h *Handler) Routes() http.Handler {
 			r.Post("/webhook-resume", h.resumeWebhooks)
 			r.Post("/ticket-emails", h.setTicketEmails)
 			r.Post("/events/{event}/redeliver", h.redeliver)
+			r.Get("/webhooks", h.webhooks)
+			r.Post("/webhooks/{env}/endpoints", h.createEndpoint)
+			r.Post("/webhooks/{env}/endpoints/{endpoint}/status", h.setEndpointStatus)
+			r.Post("/webhooks/{env}/endpoints/{endpoint}/rotate", h.rotateEndpointSecret)
+			r.Post("/webhooks/{env}/endpoints/{endpoint}/delete", h.deleteEndpoint)
+			r.Post("/webhooks/{env}/endpoints/{endpoint}/recover", h.recoverEndpoint)
+			r.Post("/webhooks/{env}/events/{event}/redeliver", h.redeliverEvent)
 		})
 	})
 	return r
@@ -282,7 +289,7 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, err error, p *p
 	case (e.Code == apperr.AccountPendingApproval || e.Code == apperr.AccountDisabled) && sess != nil:
 		h.render(w, r, e.Status(), "account", &page{Title: "Account", Nav: "account", Session: sess, Account: sess.Account, Err: e})
 		return
-	case e.Code == apperr.NotFound && name == "app":
+	case e.Code == apperr.NotFound && (name == "app" || name == "webhooks"):
 		h.message(w, r, http.StatusNotFound, "App not found", sentence(e.Message))
 		return
 	case e.Code == apperr.NotFound && name == "order":

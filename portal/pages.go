@@ -96,6 +96,7 @@ type page struct {
 	Apps         []store.App
 	App          *appView
 	Order        *orderView
+	Webhooks     *webhookView
 	Reveal       []secret
 	Token        string
 	PasswordHint string

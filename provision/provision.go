@@ -259,6 +259,12 @@ func (s *Service) CreateApp(ctx context.Context, in AppInput) (*NewApp, error) {
 		if err := store.InsertApp(ctx, tx, out.App); err != nil {
 			return err
 		}
+		// The endpoints that follow the app's webhook URL and secret.
+		for _, ep := range webhook.AppEndpoints(out.App.ID, now) {
+			if err := store.InsertWebhookEndpoint(ctx, tx, ep); err != nil {
+				return err
+			}
+		}
 		if out.TestKey, err = issueKey(ctx, tx, out.App.ID, store.EnvTest, now); err != nil {
 			return err
 		}

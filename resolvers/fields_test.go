@@ -34,6 +34,8 @@ import (
 var resolverFieldsReadNoLoader = map[string]bool{
 	// The session's total with its currency, both on the session.
 	"CheckoutSession.totalMoney": true,
+	// The event's body, decoded from the event itself.
+	"WebhookEvent.body": true,
 }
 
 // TestFieldNeedsTable: every field whose resolver is a method, other than

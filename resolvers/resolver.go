@@ -12,6 +12,7 @@ import (
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/live"
 	"github.com/boxoffice/boxoffice/refunds"
+	"github.com/boxoffice/boxoffice/webhook"
 )
 
 // Resolver is the dependency-injection root of the resolvers.
@@ -24,5 +25,7 @@ type Resolver struct {
 	Live *live.Hub
 	// Refunds makes and reads refunds.
 	Refunds *refunds.Service
-	Now     func() time.Time
+	// Webhooks manages endpoints and reads and replays the event log.
+	Webhooks *webhook.Service
+	Now      func() time.Time
 }

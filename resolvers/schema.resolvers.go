@@ -9,6 +9,7 @@ import (
 	"github.com/boxoffice/boxoffice/checkout"
 	"github.com/boxoffice/boxoffice/graph"
 	"github.com/boxoffice/boxoffice/graph/model"
+	"github.com/boxoffice/boxoffice/webhook"
 )
 
 func (r *checkoutSessionResolver) TotalMoney(ctx context.Context, obj *checkout.Session) (*model.Money, error) {
@@ -41,6 +42,31 @@ func (r *mutationResolver) CheckIn(ctx context.Context, input model.CheckInInput
 
 func (r *mutationResolver) CreateRefund(ctx context.Context, input model.CreateRefundInput) (*model.CreateRefundPayload, error) {
 	return refundPayload(r.Resolver.CreateRefund(ctx, input.Reference, input.IdempotencyKey, toRefundInput(input), nil))
+}
+
+func (r *mutationResolver) CreateWebhookEndpoint(ctx context.Context, input model.CreateWebhookEndpointInput) (*model.WebhookEndpointPayload, error) {
+	return endpointPayload(r.Resolver.CreateWebhookEndpoint(ctx, webhook.EndpointInput{URL: &input.URL, EnabledEvents: input.EnabledEvents, Description: input.Description}, nil))
+}
+
+func (r *mutationResolver) UpdateWebhookEndpoint(ctx context.Context, input model.UpdateWebhookEndpointInput) (*model.WebhookEndpointPayload, error) {
+	return endpointPayload(r.Resolver.UpdateWebhookEndpoint(ctx, input.ID, webhook.EndpointInput{URL: input.URL, EnabledEvents: input.EnabledEvents,
+		Description: input.Description, Status: input.Status}, nil))
+}
+
+func (r *mutationResolver) DeleteWebhookEndpoint(ctx context.Context, input model.WebhookEndpointIDInput) (*model.DeleteWebhookEndpointPayload, error) {
+	return deletePayload(input.ID, r.Resolver.DeleteWebhookEndpoint(ctx, input.ID))
+}
+
+func (r *mutationResolver) RotateWebhookEndpointSecret(ctx context.Context, input model.WebhookEndpointIDInput) (*model.WebhookEndpointPayload, error) {
+	return endpointPayload(r.Resolver.RotateWebhookEndpointSecret(ctx, input.ID))
+}
+
+func (r *mutationResolver) RecoverWebhookEndpoint(ctx context.Context, input model.RecoverWebhookEndpointInput) (*model.RecoverWebhookEndpointPayload, error) {
+	return recoverPayload(r.Resolver.RecoverWebhookEndpoint(ctx, input.ID, input.Since, nil))
+}
+
+func (r *mutationResolver) RedeliverWebhookEvent(ctx context.Context, input model.RedeliverWebhookEventInput) (*model.RedeliverWebhookEventPayload, error) {
+	return redeliverPayload(r.Resolver.RedeliverWebhookEvent(ctx, input.ID, deref(input.EndpointID), nil))
 }
 
 func (r *queryResolver) Events(ctx context.Context, page *int, perPage *int, q *string, includePast *bool, slug *string, startsAfter *string, startsBefore *string, city *string, venueID *int, online *bool, free *bool, orderBy *model.EventOrder) (*model.EventPage, error) {
@@ -128,6 +154,22 @@ func (r *queryResolver) CheckInStats(ctx context.Context, eventDateID int) (*che
 	return r.Resolver.CheckInStats(ctx, int64(eventDateID))
 }
 
+func (r *queryResolver) WebhookEndpoints(ctx context.Context) ([]*webhook.Endpoint, error) {
+	return r.Resolver.WebhookEndpoints(ctx)
+}
+
+func (r *queryResolver) WebhookEndpoint(ctx context.Context, id string) (*webhook.Endpoint, error) {
+	return r.Resolver.WebhookEndpoint(ctx, id)
+}
+
+func (r *queryResolver) WebhookEvents(ctx context.Context, filter *model.WebhookEventFilter, first *int, after *string) (*model.WebhookEventConnection, error) {
+	return r.webhookEventConnection(ctx, filter, first, after)
+}
+
+func (r *queryResolver) WebhookEvent(ctx context.Context, id string) (*webhook.LogEvent, error) {
+	return r.Resolver.ReadWebhookEvent(ctx, id)
+}
+
 func (r *subscriptionResolver) OrderUpdated(ctx context.Context, reference string) (<-chan *checkout.OrderView, error) {
 	return r.Resolver.OrderUpdated(ctx, reference)
 }
@@ -138,6 +180,10 @@ func (r *subscriptionResolver) AvailabilityChanged(ctx context.Context, eventDat
 
 func (r *subscriptionResolver) CheckIns(ctx context.Context, eventDateID int) (<-chan *checkin.View, error) {
 	return r.Resolver.CheckInFeed(ctx, int64(eventDateID))
+}
+
+func (r *webhookEventResolver) Body(ctx context.Context, obj *webhook.LogEvent) (any, error) {
+	return eventBody(obj)
 }
 
 func (r *Resolver) CheckoutSession() graph.CheckoutSessionResolver {
@@ -154,6 +200,8 @@ func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 
 func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
 
+func (r *Resolver) WebhookEvent() graph.WebhookEventResolver { return &webhookEventResolver{r} }
+
 type (
 	checkoutSessionResolver struct{ *Resolver }
 	eventResolver           struct{ *Resolver }
@@ -161,4 +209,5 @@ type (
 	mutationResolver        struct{ *Resolver }
 	queryResolver           struct{ *Resolver }
 	subscriptionResolver    struct{ *Resolver }
+	webhookEventResolver    struct{ *Resolver }
 )

@@ -301,7 +301,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Refunds = &refunds.Service{DB: db, Orders: m.Checkout, Idempotency: m.Idempotency, Webhooks: m.Webhooks,
 		Payments: m.Payments, Now: now}
 	m.Resolver = &resolvers.Resolver{Catalog: m.Catalog, Checkout: m.Checkout, CheckIns: m.CheckIns, Live: m.Live,
-		Refunds: m.Refunds, Now: now}
+		Refunds: m.Refunds, Webhooks: m.Webhooks, Now: now}
 	jc := cfg.Jobs
 	jc.RetryBase = cfg.WebhookRetryBase
 	jc.MailRetryBase = cfg.MailRetryBase
@@ -311,7 +311,8 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 		return nil, err
 	}
 	m.Jobs = runner
-	m.Webhooks.Enqueue = runner.EnqueueDelivery
+	m.Webhooks.CheckURL = m.Provision.CheckWebhookURL
+	m.Webhooks.Enqueue, m.Webhooks.NotifyDisabled = runner.EnqueueDeliveries, runner.EnqueueEndpointDisabledNotice
 	m.Tickets.EnqueueEmail = runner.EnqueueTicketEmail
 	m.Refunds.EnqueueSend = runner.EnqueueRefund
 	m.Refunds.EnqueueEmail = runner.EnqueueRefundEmail

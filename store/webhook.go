@@ -40,8 +40,10 @@ type WebhookEvent struct {
 type WebhookAttempt struct {
 	bun.BaseModel `bun:"table:webhook_attempts,alias:wa"`
 
-	ID         int64     `bun:"id,pk,autoincrement"`
-	EventID    string    `bun:"event_id,notnull"`
+	ID      int64  `bun:"id,pk,autoincrement"`
+	EventID string `bun:"event_id,notnull"`
+	// EndpointID is the endpoint the attempt went to ("" before endpoints).
+	EndpointID string    `bun:"endpoint_id,nullzero"`
 	Attempt    int64     `bun:"attempt,notnull"`
 	URL        string    `bun:"url,notnull"`
 	StatusCode *int64    `bun:"status_code"`
@@ -63,11 +65,36 @@ func WebhookEventByID(ctx context.Context, db bun.IDB, id string) (*WebhookEvent
 	return e, translate(err)
 }
 
-// RecordWebhookAttempt stores an attempt and updates its event's status,
-// attempt count and last error.
+// RecordWebhookAttempt stores an attempt and updates its delivery
+// (status, attempt count, last error) and its event (from all its
+// deliveries, RefreshWebhookEvent). An event without a delivery to the
+// attempt's endpoint (recorded before endpoints) is updated directly.
 func RecordWebhookAttempt(ctx context.Context, db bun.IDB, a *WebhookAttempt, status string, now time.Time) error {
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewInsert().Model(a).Returning("id").Exec(ctx); err != nil {
+			return translate(err)
+		}
+		d := tx.NewUpdate().Model((*WebhookDelivery)(nil)).
+			Set("attempts = ?", a.Attempt).Set("status = ?", status).Set("last_error = ?", a.Error).
+			Where("event_id = ?", a.EventID).Where("endpoint_id = ?", a.EndpointID)
+		if status == WebhookDelivered {
+			d = d.Set("delivered_at = ?", now)
+		}
+		res, err := d.Exec(ctx)
+		if err != nil {
+			return translate(err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			msg := ""
+			if a.Error != nil {
+				msg = *a.Error
+			}
+			if err := RefreshWebhookEvent(ctx, tx, a.EventID, &msg); err != nil {
+				return err
+			}
+			if a.Error == nil {
+				_, err = tx.NewUpdate().Model((*WebhookEvent)(nil)).Set("last_error = NULL").Where("id = ?", a.EventID).Exec(ctx)
+			}
 			return translate(err)
 		}
 		q := tx.NewUpdate().Model((*WebhookEvent)(nil)).
@@ -76,7 +103,7 @@ func RecordWebhookAttempt(ctx context.Context, db bun.IDB, a *WebhookAttempt, st
 		if status == WebhookDelivered {
 			q = q.Set("delivered_at = ?", now)
 		}
-		_, err := q.Exec(ctx)
+		_, err = q.Exec(ctx)
 		return translate(err)
 	})
 }
@@ -138,4 +165,9 @@ func MarkWebhookEventsStreamed(ctx context.Context, db bun.IDB, ids []string, no
 	_, err := db.NewUpdate().Model((*WebhookEvent)(nil)).Set("streamed_at = ?", now.UTC()).
 		Where("id IN (?)", bun.List(ids)).Where("streamed_at IS NULL").Exec(ctx)
 	return translate(err)
+}
+
+// WebhookEventsWithAttempts loads the attempts of events in one statement.
+func WebhookEventsWithAttempts(ctx context.Context, db bun.IDB, events []WebhookEvent) ([]WebhookEvent, map[string][]WebhookAttempt, error) {
+	return withAttempts(ctx, db, events)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/boxoffice/boxoffice/webhook/verify"
@@ -17,11 +18,25 @@ import (
 // It is the one place a delivery is made, for an app's webhook URL and for
 // `boxoffice listen` forwarding to a laptop alike.
 func NewDeliveryRequest(ctx context.Context, url, secret, eventID, eventType string, payload []byte, now time.Time) (*http.Request, error) {
+	return newDeliveryRequest(ctx, url, []string{secret}, eventID, eventType, payload, now)
+}
+
+// newDeliveryRequest signs with every secret: X-SVC-Webhook-Signature,
+// which holds one signature, with the first (the current one), and
+// webhook-signature with each, space-separated, as Standard Webhooks
+// allows, so a receiver still holding the secret before a rotation keeps
+// verifying during the overlap.
+func newDeliveryRequest(ctx context.Context, url string, secrets []string, eventID, eventType string, payload []byte, now time.Time) (*http.Request, error) {
 	ts := strconv.FormatInt(now.Unix(), 10)
-	std, err := verify.SignStandard(secret, eventID, ts, payload)
-	if err != nil {
-		return nil, err
+	stds := make([]string, len(secrets))
+	for i, secret := range secrets {
+		var err error
+		if stds[i], err = verify.SignStandard(secret, eventID, ts, payload); err != nil {
+			return nil, err
+		}
 	}
+	std := strings.Join(stds, " ")
+	secret := secrets[0]
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
 	if err != nil {
 		return nil, err

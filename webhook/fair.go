@@ -51,11 +51,11 @@ type Slots struct {
 
 	mu sync.Mutex
 	// apps are the accounts' slots, by account id.
-	apps map[int64]*appSlot
+	apps map[string]*appSlot
 	// accountOf is the account of every app seen delivering, so that
 	// Backlogged can be asked by app (one entry per app, never dropped:
 	// an app's account never changes).
-	accountOf map[int64]int64
+	accountOf map[string]string
 	sickIn    int // deliveries of struggling accounts in flight
 }
 
@@ -77,14 +77,14 @@ const BacklogMemory = time.Minute
 func NewSlots(perApp, workers int) *Slots {
 	half := max(workers/2, 1)
 	return &Slots{perApp: min(max(perApp, 1), half), struggling: half, now: time.Now,
-		apps: map[int64]*appSlot{}, accountOf: map[int64]int64{}}
+		apps: map[string]*appSlot{}, accountOf: map[string]string{}}
 }
 
 // Backlogged reports whether app's account has more deliveries than its
 // share on this instance: its slots are all taken, its receiver is
 // struggling, or one of its deliveries was refused a slot within
 // BacklogMemory. An app this instance has not delivered for is not.
-func (s *Slots) Backlogged(app int64) bool {
+func (s *Slots) Backlogged(app string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	account, ok := s.accountOf[app]
@@ -110,7 +110,7 @@ const (
 // take reserves a slot for a delivery of app of account. It returns false
 // when the account already has its share; otherwise done must be called
 // once, when the attempt has ended, with what it showed of the endpoint.
-func (s *Slots) take(account, app int64) (done func(verdict), ok bool) {
+func (s *Slots) take(account, app string) (done func(verdict), ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.accountOf[app] = account

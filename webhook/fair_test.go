@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,16 +22,19 @@ func takeOf(t *testing.T, s *Slots, account, app int64, n int) []func(verdict) {
 	t.Helper()
 	var dones []func(verdict)
 	for range n {
-		done, ok := s.take(account, app)
+		done, ok := s.take(k(account), k(app))
 		require.True(t, ok, "slot of app %d", app)
 		dones = append(dones, done)
 	}
 	return dones
 }
 
+// k names a numbered tenant or member.
+func k(n int64) string { return strconv.FormatInt(n, 10) }
+
 func refused(t *testing.T, s *Slots, app int64) {
 	t.Helper()
-	_, ok := s.take(app, app)
+	_, ok := s.take(k(app), k(app))
 	require.False(t, ok, "app %d is over its share", app)
 }
 
@@ -51,11 +55,11 @@ func TestSlots(t *testing.T) {
 		s := NewSlots(2, 8)
 		takeOf(t, s, 1, 10, 1)
 		takeOf(t, s, 1, 11, 1)
-		_, ok := s.take(1, 12)
+		_, ok := s.take(k(1), k(12))
 		require.False(t, ok, "a third app of the account buys no third slot")
-		require.True(t, s.Backlogged(10) && s.Backlogged(11) && s.Backlogged(12), "the account is backlogged, whichever app")
+		require.True(t, s.Backlogged(k(10)) && s.Backlogged(k(11)) && s.Backlogged(k(12)), "the account is backlogged, whichever app")
 		takeOf(t, s, 2, 20, 2) // another account is not held back
-		require.False(t, s.Backlogged(99), "an app never seen")
+		require.False(t, s.Backlogged(k(99)), "an app never seen")
 	})
 	t.Run("OKStrugglingAccountHasOne", func(t *testing.T) {
 		t.Parallel()
@@ -64,7 +68,7 @@ func TestSlots(t *testing.T) {
 			takeOf(t, s, 1, app, 1)[0](struggling) // ten apps, ten receivers that never answer
 		}
 		takeOf(t, s, 1, 10, 1)
-		_, ok := s.take(1, 11)
+		_, ok := s.take(k(1), k(11))
 		require.False(t, ok, "one worker for all of a struggling account's apps")
 		takeOf(t, s, 2, 20, 4) // the other accounts keep theirs
 	})
@@ -120,20 +124,20 @@ func TestSlots(t *testing.T) {
 		now := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
 		s := NewSlots(2, 8)
 		s.now = func() time.Time { return now }
-		require.False(t, s.Backlogged(1), "an app never seen")
+		require.False(t, s.Backlogged(k(1)), "an app never seen")
 		a := takeAll(t, s, 1, 1)
-		require.False(t, s.Backlogged(1), "a slot to spare")
+		require.False(t, s.Backlogged(k(1)), "a slot to spare")
 		a = append(a, takeAll(t, s, 1, 1)...)
-		require.True(t, s.Backlogged(1), "every slot taken")
+		require.True(t, s.Backlogged(k(1)), "every slot taken")
 		refused(t, s, 1)
 		a[0](healthy)
 		a[1](healthy)
-		require.True(t, s.Backlogged(1), "refused a moment ago: its waiting deliveries come back soon")
-		require.False(t, s.Backlogged(2), "not another app")
+		require.True(t, s.Backlogged(k(1)), "refused a moment ago: its waiting deliveries come back soon")
+		require.False(t, s.Backlogged(k(2)), "not another app")
 		now = now.Add(BacklogMemory)
-		require.False(t, s.Backlogged(1))
+		require.False(t, s.Backlogged(k(1)))
 		takeAll(t, s, 1, 1)[0](struggling)
-		require.True(t, s.Backlogged(1), "a struggling receiver")
+		require.True(t, s.Backlogged(k(1)), "a struggling receiver")
 	})
 	t.Run("OKConcurrent", func(t *testing.T) {
 		t.Parallel()
@@ -145,7 +149,7 @@ func TestSlots(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for range 200 {
-					done, ok := s.take(7, 7)
+					done, ok := s.take(k(7), k(7))
 					if !ok {
 						continue
 					}
@@ -159,7 +163,7 @@ func TestSlots(t *testing.T) {
 		}
 		wg.Wait()
 		require.LessOrEqual(t, most.Load(), int32(3))
-		a := s.apps[7] // kept only if a take was refused (a recent refusal)
+		a := s.apps["7"] // kept only if a take was refused (a recent refusal)
 		require.True(t, a == nil || a.inFlight == 0, "every slot given back")
 	})
 }

@@ -74,7 +74,7 @@ func setupHealth(t *testing.T, db *store.DB) *healthBundle {
 	hb.app = app.App
 	hb.hooks = &webhook.Service{DB: db, Now: hb.clock.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Client: webhook.NewClient(true), AllowPrivate: true, Slots: webhook.NewSlots(4, 8),
-		Enqueue: func(context.Context, bun.Tx, string, bool) error { return nil }}
+		Enqueue: func(context.Context, bun.Tx, []webhook.Delivery) error { return nil }}
 	return hb
 }
 
@@ -97,7 +97,7 @@ func (hb *healthBundle) fail(t *testing.T, n int, gap time.Duration) {
 	t.Helper()
 	for range n {
 		hb.clock.advance(gap)
-		require.Error(t, hb.hooks.Deliver(context.Background(), hb.emit(t), false))
+		require.Error(t, hb.hooks.Deliver(context.Background(), hb.emit(t), "", false))
 	}
 }
 
@@ -141,7 +141,7 @@ func TestEndpointHealth(t *testing.T) {
 
 			hits := hb.hits.Load()
 			id := hb.emit(t)
-			err := hb.hooks.Deliver(ctx, id, false)
+			err := hb.hooks.Deliver(ctx, id, "", false)
 			require.ErrorIs(t, err, webhook.ErrGiveUp, "the job ends")
 			require.Equal(t, hits, hb.hits.Load(), "nothing is sent")
 			ev := hb.event(t, id)
@@ -153,6 +153,8 @@ func TestEndpointHealth(t *testing.T) {
 			require.Equal(t, "not sent: "+reason, *ev.LastError)
 
 			_, err = hb.hooks.EmitTest(ctx, hb.app.ID, store.EnvTest)
+			require.NoError(t, err, "the test environment's endpoint has a streak of its own")
+			_, err = hb.hooks.EmitTest(ctx, hb.app.ID, store.EnvLive)
 			requireErr(t, err, apperr.ValidationFailed, "D"+reason[1:]+": resume deliveries (or set another webhook URL) before sending a test event")
 			requireErr(t, hb.hooks.Redeliver(ctx, id), apperr.ValidationFailed,
 				"D"+reason[1:]+": resume deliveries (or set another webhook URL) before redelivering an event")
@@ -162,7 +164,7 @@ func TestEndpointHealth(t *testing.T) {
 			require.NoError(t, hb.hooks.Resume(ctx, hb.app.ID))
 			require.Nil(t, hb.health(t))
 			require.NoError(t, hb.hooks.Redeliver(ctx, id))
-			require.NoError(t, hb.hooks.Deliver(ctx, id, false))
+			require.NoError(t, hb.hooks.Deliver(ctx, id, "", false))
 			require.Equal(t, store.WebhookDelivered, hb.event(t, id).Status)
 			requireErr(t, hb.hooks.Resume(ctx, hb.app.ID), apperr.ValidationFailed,
 				fmt.Sprintf("Deliveries to the webhook URL of app %d are not disabled.", hb.app.ID))
@@ -189,7 +191,7 @@ func TestEndpointHealth(t *testing.T) {
 			hb := setupHealth(t, db)
 			hb.fail(t, 9, 9*time.Hour)
 			hb.status.Store(http.StatusNoContent)
-			require.NoError(t, hb.hooks.Deliver(ctx, hb.emit(t), false))
+			require.NoError(t, hb.hooks.Deliver(ctx, hb.emit(t), "", false))
 			require.Nil(t, hb.health(t))
 			hb.status.Store(http.StatusInternalServerError)
 			hb.fail(t, 1, 9*time.Hour)
@@ -222,7 +224,7 @@ func TestEndpointHealth(t *testing.T) {
 			hb.hooks.AllowPrivate = false // http:// refused before any request
 			_, err := hb.prov.UpdateApp(ctx, hb.app.ID, provision.AppUpdate{WebhookURL: &u})
 			require.NoError(t, err)
-			require.ErrorIs(t, hb.hooks.Deliver(ctx, hb.emit(t), false), webhook.ErrGiveUp)
+			require.ErrorIs(t, hb.hooks.Deliver(ctx, hb.emit(t), "", false), webhook.ErrGiveUp)
 			require.Nil(t, hb.health(t))
 		})
 	})

@@ -1,8 +1,10 @@
-// Package webhook emits signed events to partner apps and delivers them.
-// An event row and its delivery job are written in the transaction of the
-// change that causes them, so nothing is lost on a crash; delivery runs as a
-// durable job that retries non-2xx answers and timeouts with exponential
-// backoff, at most MaxAttempts times, recording every attempt.
+// Package webhook emits signed events to partner apps and delivers them to
+// the apps' webhook endpoints. An event row, one delivery row per endpoint
+// that takes it and their jobs are written in the transaction of the
+// change that causes them, so nothing is lost on a crash; each delivery
+// runs as a durable job of its own that retries non-2xx answers and
+// timeouts with exponential backoff, at most MaxAttempts times, recording
+// every attempt, so no endpoint waits for another.
 package webhook
 
 import (
@@ -16,6 +18,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/boxoffice/boxoffice/apperr"
@@ -55,18 +58,36 @@ type Service struct {
 	Client *http.Client
 	// AllowPrivate accepts http:// URLs and private targets (development).
 	AllowPrivate bool
-	// Enqueue schedules the delivery job of an event inside tx; behind is
-	// true when the event's app is backlogged (Slots.Backlogged), and its
-	// job is to be worked after other apps' waiting jobs.
-	Enqueue func(ctx context.Context, tx bun.Tx, eventID string, behind bool) error
+	// Enqueue schedules delivery jobs inside tx, one per delivery, in one
+	// batch (jobs.Runner.EnqueueDeliveries). A delivery that already has an
+	// unfinished job is refused with an error wrapping ErrDeliveryPending.
+	Enqueue func(ctx context.Context, tx bun.Tx, ds []Delivery) error
 	// Observe, when set, learns each attempt's outcome: delivered, retry or failed.
 	Observe func(outcome string)
-	// Slots, when set, shares this instance's delivery workers among apps
-	// (see Slots): a delivery whose app has its share answers ErrAppBusy.
+	// Slots, when set, shares this instance's delivery workers among
+	// endpoints (see Slots): a delivery whose endpoint has its share
+	// answers ErrAppBusy.
 	Slots *Slots
 	// DisableAfter is how long deliveries to an endpoint may fail, without
 	// one success, before they stop (zero: DefaultDisableAfter).
 	DisableAfter time.Duration
+	// CheckURL refuses an endpoint URL deliveries could not safely use
+	// (provision.Service.CheckWebhookURL: today's webhook URL rules); its
+	// details name the field webhook-url.
+	CheckURL func(string) error
+	// NotifyDisabled, when set, schedules inside tx the email telling the
+	// account's owner that deliveries to an endpoint stopped
+	// (jobs.Runner.EnqueueEndpointDisabledNotice).
+	NotifyDisabled func(ctx context.Context, tx bun.Tx, endpointID string) error
+}
+
+// Delivery names one delivery job: an event to one endpoint. Behind is
+// true when the endpoint is backlogged (Slots.Backlogged): its job is to
+// be worked after other endpoints' waiting jobs.
+type Delivery struct {
+	EventID    string
+	EndpointID string
+	Behind     bool
 }
 
 // Event is what Emit records.
@@ -90,16 +111,19 @@ type body struct {
 	Data        any    `json:"data"`
 }
 
-// Emit records an event and schedules its delivery in tx, the transaction
-// of the change it reports. It returns the event id.
+// Emit records an event and schedules its deliveries in tx, the
+// transaction of the change it reports. It returns the event id.
 func (s *Service) Emit(ctx context.Context, tx bun.Tx, e Event) (string, error) {
 	return s.EmitWith(ctx, tx, e, func(row *store.WebhookEvent) error { return store.InsertWebhookEvent(ctx, tx, row) })
 }
 
 // EmitWith is Emit for a change that writes its own row in the same
 // statement as the event's: insert writes the event's row, built here,
-// and whatever goes with it (store.InsertCheckIn). The delivery is
-// scheduled after it.
+// and whatever goes with it (store.InsertCheckIn). The event gets one
+// delivery per endpoint of its app and environment whose filter takes
+// its type: pending (and a job) for an enabled endpoint, not sent for a
+// disabled one; the deliveries are one statement and their jobs one
+// batch, however many endpoints there are.
 func (s *Service) EmitWith(ctx context.Context, tx bun.Tx, e Event, insert func(*store.WebhookEvent) error) (string, error) {
 	now := s.Now().UTC()
 	id := newEventID()
@@ -108,34 +132,75 @@ func (s *Service) EmitWith(ctx context.Context, tx bun.Tx, e Event, insert func(
 	if err != nil {
 		return "", fmt.Errorf("webhook: encode %s: %w", e.Type, err)
 	}
+	targets, err := s.targets(ctx, tx, e.AppID, e.Environment)
+	if err != nil {
+		return "", err
+	}
 	row := &store.WebhookEvent{ID: id, AppID: e.AppID, Environment: e.Environment, Type: e.Type,
 		OrderID: e.OrderID, Sequence: e.Sequence, Payload: string(payload), Status: store.WebhookPending, CreatedAt: now}
+	var (
+		ds   []store.WebhookDelivery
+		jobs []Delivery
+	)
+	for _, t := range route(targets, e.Type) {
+		d := store.WebhookDelivery{EventID: id, EndpointID: t.ID, Status: store.WebhookPending}
+		if reason := t.disabledReason(); reason != "" {
+			msg := "not sent: " + reason
+			d.Status, d.LastError = store.WebhookNotSent, &msg
+			row.LastError = &msg
+		} else {
+			jobs = append(jobs, Delivery{EventID: id, EndpointID: t.ID, Behind: s.backlogged(t.ID)})
+		}
+		ds = append(ds, d)
+	}
+	if len(jobs) == 0 {
+		row.Status = store.WebhookFailed
+		if len(ds) == 0 {
+			msg := fmt.Sprintf("not sent: no webhook endpoint of the %s environment takes %s events", e.Environment, e.Type)
+			row.LastError = &msg
+		}
+	}
 	if err := insert(row); err != nil {
 		return "", err
 	}
-	if err := s.Enqueue(ctx, tx, id, s.backlogged(e.AppID)); err != nil {
-		return "", fmt.Errorf("webhook: enqueue %s: %w", id, err)
+	if err := store.InsertWebhookDeliveries(ctx, tx, ds); err != nil {
+		return "", err
+	}
+	if len(jobs) > 0 {
+		if err := s.Enqueue(ctx, tx, jobs); err != nil {
+			return "", fmt.Errorf("webhook: enqueue %s: %w", id, err)
+		}
 	}
 	return id, nil
 }
 
-// backlogged reports whether an app's new deliveries go behind other apps'.
-func (s *Service) backlogged(app int64) bool { return s.Slots != nil && s.Slots.Backlogged(app) }
+// backlogged reports whether an endpoint's new deliveries go behind others'.
+func (s *Service) backlogged(endpoint string) bool {
+	return s.Slots != nil && s.Slots.Backlogged(endpoint)
+}
 
 // ErrDeliveryPending is what Enqueue returns, wrapped with where that
-// delivery stands, when the event already has a delivery that has not
-// finished: an event has one delivery chain at a time.
+// delivery stands, when the event already has a delivery to the endpoint
+// that has not finished: an event has one delivery chain per endpoint at
+// a time.
 var ErrDeliveryPending = errors.New("a delivery of the event is still under way")
 
-// Redeliver schedules another round of delivery (up to MaxAttempts
-// attempts) of an event whose delivery has ended, delivered or failed, and
-// audits it for the event's account. An
-// event whose delivery is still under way (queued, running or waiting to
-// retry) is refused with an error wrapping ErrDeliveryPending, rather than
-// given a second, concurrent delivery chain; so is every event while
-// deliveries to the app's URL are disabled (validation_failed: resume
-// them first).
+// Redeliver schedules another round of delivery of an event to every
+// enabled endpoint whose filter takes it; see RedeliverTo.
 func (s *Service) Redeliver(ctx context.Context, id string) error {
+	return s.RedeliverTo(ctx, id, "")
+}
+
+// RedeliverTo schedules another round of delivery (up to MaxAttempts
+// attempts) of an event to one endpoint of its app and environment, or,
+// when endpointID is "", to every enabled endpoint whose filter takes it,
+// and audits it for the event's account. An event whose delivery to one
+// of them is still under way (queued, running or waiting to retry) is
+// refused with an error wrapping ErrDeliveryPending, rather than given a
+// second, concurrent delivery chain; so is a disabled endpoint
+// (validation_failed: resume it first).
+// Errors: not_found (event, endpoint), validation_failed.
+func (s *Service) RedeliverTo(ctx context.Context, id, endpointID string) error {
 	for wait := 0; ; wait++ {
 		ended := false
 		err := s.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -150,18 +215,49 @@ func (s *Service) Redeliver(ctx context.Context, id string) error {
 			if err != nil {
 				return err
 			}
-			if err := s.refuseDisabled(ctx, tx, app, "redelivering an event"); err != nil {
+			targets, err := s.targets(ctx, tx, ev.AppID, ev.Environment)
+			if err != nil {
 				return err
+			}
+			var to []*target
+			if endpointID != "" {
+				i := slices.IndexFunc(targets, func(t *target) bool { return t.ID == endpointID })
+				if i < 0 {
+					return apperr.New(apperr.NotFound, "webhook endpoint %s of the %s environment of app %d does not exist", endpointID, ev.Environment, ev.AppID)
+				}
+				if !targets[i].takes(ev.Type) {
+					return apperr.New(apperr.ValidationFailed, "webhook endpoint %s does not take %s events", endpointID, ev.Type)
+				}
+				to = targets[i : i+1]
+			} else {
+				to = route(targets, ev.Type)
+			}
+			enabled := slices.DeleteFunc(slices.Clone(to), func(t *target) bool { return t.disabledReason() != "" })
+			if len(enabled) == 0 {
+				if len(to) > 0 {
+					return apperr.New(apperr.ValidationFailed, "%s: %s before redelivering an event", capitalize(to[0].disabledReason()), to[0].resumeHint())
+				}
+				return apperr.New(apperr.ValidationFailed, "no webhook endpoint of the %s environment takes %s events", ev.Environment, ev.Type)
 			}
 			ended = ev.Status != store.WebhookPending
-			if err := store.SetWebhookEventStatus(ctx, tx, id, store.WebhookPending); err != nil {
+			jobs := make([]Delivery, len(enabled))
+			for i, t := range enabled {
+				if err := store.UpsertWebhookDelivery(ctx, tx, id, t.ID); err != nil {
+					return err
+				}
+				jobs[i] = Delivery{EventID: id, EndpointID: t.ID, Behind: s.backlogged(t.ID)}
+			}
+			if err := store.RefreshWebhookEvent(ctx, tx, id, nil); err != nil {
 				return err
 			}
-			if err := s.Enqueue(ctx, tx, id, s.backlogged(app.ID)); err != nil {
+			if err := s.Enqueue(ctx, tx, jobs); err != nil {
 				return err
 			}
-			return audit.Record(ctx, tx, s.Now(), audit.Entry{AccountID: app.AccountID, AppID: app.ID, Action: audit.WebhookRedeliver,
-				Detail: ev.Type + " event " + id + " (" + ev.Environment + ")"})
+			detail := ev.Type + " event " + id + " (" + ev.Environment + ")"
+			if endpointID != "" {
+				detail += " to " + endpointID
+			}
+			return audit.Record(ctx, tx, s.Now(), audit.Entry{AccountID: app.AccountID, AppID: app.ID, Action: audit.WebhookRedeliver, Detail: detail})
 		})
 		if !errors.Is(err, ErrDeliveryPending) {
 			return err
@@ -187,48 +283,59 @@ func (s *Service) Redeliver(ctx context.Context, id string) error {
 // marked finished: 40 waits of 50 ms.
 const finishWaits = 40
 
-// ErrGiveUp marks a delivery that retrying cannot fix (no URL, unsafe URL).
+// ErrGiveUp marks a delivery that retrying cannot fix (no URL, unsafe URL,
+// a disabled or deleted endpoint).
 var ErrGiveUp = errors.New("webhook: delivery cannot succeed")
 
-// Deliver makes one delivery attempt of an event and records it. It returns
-// nil on a 2xx answer, an error to be retried otherwise; when last is true
-// (the job's final attempt), or for an error wrapping ErrGiveUp, the event
-// is marked failed. It makes no attempt, and records none, when the app
-// already has its share of the workers (an error wrapping ErrAppBusy: try
-// again later) or when deliveries to the app's URL are disabled (the event
-// is marked failed with the reason, and the error wraps ErrGiveUp).
-func (s *Service) Deliver(ctx context.Context, eventID string, last bool) error {
+// Deliver makes one delivery attempt of an event to one endpoint
+// (endpointID "" is the endpoint that follows the app's webhook URL in
+// the event's environment: jobs queued before endpoints existed) and
+// records it. It returns nil on a 2xx answer, an error to be retried
+// otherwise; when last is true (the job's final attempt), or for an error
+// wrapping ErrGiveUp, the delivery is marked failed. It makes no attempt,
+// and records none, when the endpoint already has its share of the
+// workers (an error wrapping ErrAppBusy: try again later), when it is
+// disabled (the delivery is marked not sent with the reason) or deleted
+// (marked failed); those errors wrap ErrGiveUp.
+func (s *Service) Deliver(ctx context.Context, eventID, endpointID string, last bool) error {
 	ev, err := store.WebhookEventByID(ctx, s.DB, eventID)
 	if err != nil {
 		return err
-	}
-	if ev.Status == store.WebhookDelivered {
-		return nil // a redelivery raced with a success
 	}
 	app, err := store.AppByID(ctx, s.DB, ev.AppID)
 	if err != nil {
 		return err
 	}
-	seen := untried
-	if s.Slots != nil {
-		done, ok := s.Slots.take(app.AccountID, app.ID)
-		if !ok {
-			return fmt.Errorf("%w (app %d of account %d)", ErrAppBusy, app.ID, app.AccountID)
-		}
-		defer func() { done(seen) }()
-	}
-	health, err := s.health(ctx, s.DB, app.ID)
+	t, err := s.targetOf(ctx, ev, app, endpointID)
 	if err != nil {
 		return err
 	}
-	if health.Disabled(app.WebhookURL) {
-		return s.notSent(ctx, ev, health)
+	d, err := store.WebhookDeliveryOf(ctx, s.DB, ev.ID, t.ID)
+	if err != nil {
+		return err
 	}
-	attempt := ev.Attempts + 1 // counted across redeliveries
+	switch d.Status {
+	case store.WebhookDelivered:
+		return nil // a redelivery raced with a success
+	case store.WebhookNotSent:
+		return fmt.Errorf("%w: %s", ErrGiveUp, *d.LastError)
+	}
+	seen := untried
+	if s.Slots != nil {
+		done, ok := s.Slots.take(t.ID, t.ID)
+		if !ok {
+			return fmt.Errorf("%w (endpoint %s of app %d)", ErrAppBusy, t.ID, app.ID)
+		}
+		defer func() { done(seen) }()
+	}
+	if reason := t.disabledReason(); reason != "" {
+		return s.notSent(ctx, ev, t, reason)
+	}
+	attempt := d.Attempts + 1 // counted across redeliveries
 	start := s.Now()
-	status, derr := s.send(ctx, app, ev)
+	status, derr := s.send(ctx, t, ev)
 	latency := s.Now().Sub(start)
-	rec := &store.WebhookAttempt{EventID: ev.ID, Attempt: int64(attempt), URL: app.WebhookURL,
+	rec := &store.WebhookAttempt{EventID: ev.ID, EndpointID: t.ID, Attempt: attempt, URL: t.url,
 		LatencyMS: latency.Milliseconds(), CreatedAt: s.Now().UTC()}
 	if status > 0 {
 		code := int64(status)
@@ -265,11 +372,11 @@ func (s *Service) Deliver(ctx context.Context, eventID string, last bool) error 
 		switch {
 		case seen == untried:
 		case derr == nil:
-			if health != nil { // a success ends the streak
-				_, err = store.ResetWebhookHealth(ctx, tx, app.ID)
+			if t.health != nil { // a success ends the streak
+				_, err = store.ResetWebhookHealth(ctx, tx, t.ID)
 			}
 		default:
-			disabled, err = s.countFailure(ctx, tx, app, *rec.Error)
+			disabled, err = s.countFailure(ctx, tx, t, *rec.Error)
 		}
 		return err
 	})
@@ -279,25 +386,53 @@ func (s *Service) Deliver(ctx context.Context, eventID string, last bool) error 
 	if s.Observe != nil {
 		s.Observe(map[string]string{store.WebhookDelivered: "delivered", store.WebhookPending: "retry", store.WebhookFailed: "failed"}[outcome])
 	}
-	s.Log.Info("webhook delivery", "event_id", ev.ID, "type", ev.Type, "app_id", ev.AppID,
+	s.Log.Info("webhook delivery", "event_id", ev.ID, "type", ev.Type, "app_id", ev.AppID, "endpoint_id", t.ID,
 		"attempt", attempt, "status", status, "latency_ms", rec.LatencyMS, "outcome", outcome, "error", rec.Error)
 	if disabled != nil {
-		s.Log.Warn("webhook endpoint disabled", "app_id", app.ID, "failures", disabled.Failures,
+		s.Log.Warn("webhook endpoint disabled", "app_id", app.ID, "endpoint_id", t.ID, "failures", disabled.Failures,
 			"failing_since", disabled.FailingSince.UTC().Format(time.RFC3339))
 	}
 	return derr
 }
 
-// send signs and posts an event; it returns the HTTP status (0 when none).
-func (s *Service) send(ctx context.Context, app *store.App, ev *store.WebhookEvent) (int, error) {
-	if app.WebhookURL == "" {
+// targetOf returns the endpoint a delivery job names; one deleted since
+// marks the delivery failed and answers an error wrapping ErrGiveUp.
+func (s *Service) targetOf(ctx context.Context, ev *store.WebhookEvent, app *store.App, endpointID string) (*target, error) {
+	targets, err := s.targets(ctx, s.DB, ev.AppID, ev.Environment)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range targets {
+		if t.ID == endpointID || (endpointID == "" && t.followsApp()) {
+			if endpointID == "" {
+				// A job queued before endpoints: its delivery row is made now.
+				if err := store.UpsertWebhookDelivery(ctx, s.DB, ev.ID, t.ID); err != nil {
+					return nil, err
+				}
+			}
+			return t, nil
+		}
+	}
+	reason := "not sent: the webhook endpoint was deleted"
+	if endpointID != "" {
+		if err := store.SetWebhookDelivery(ctx, s.DB, ev.ID, endpointID, store.WebhookFailed, reason); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("%w: %s", ErrGiveUp, reason)
+}
+
+// send signs and posts an event to an endpoint; it returns the HTTP status
+// (0 when none).
+func (s *Service) send(ctx context.Context, t *target, ev *store.WebhookEvent) (int, error) {
+	if t.url == "" {
 		return 0, fmt.Errorf("%w: the app has no webhook URL", ErrGiveUp)
 	}
-	u, err := url.Parse(app.WebhookURL)
+	u, err := url.Parse(t.url)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && !(s.AllowPrivate && u.Scheme == "http")) {
 		return 0, fmt.Errorf("%w: the webhook URL must be https://", ErrGiveUp)
 	}
-	req, err := NewDeliveryRequest(ctx, app.WebhookURL, app.WebhookSecret, ev.ID, ev.Type, []byte(ev.Payload), s.Now())
+	req, err := newDeliveryRequest(ctx, t.url, t.secrets(s.Now()), ev.ID, ev.Type, []byte(ev.Payload), s.Now())
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrGiveUp, err)
 	}
@@ -317,9 +452,11 @@ func newEventID() string {
 }
 
 // EmitTest emits a webhook.test event for an app, so a partner can check
-// their endpoint and signature code.
-// Errors: validation_failed (env; webhook-url when the app has none; while
-// deliveries to its URL are disabled), not_found.
+// their endpoints and signature code: it goes to every enabled endpoint of
+// env whose filter takes webhook.test.
+// Errors: validation_failed (env; webhook-url when the app has no
+// endpoint in env; when every endpoint that would take it is disabled, or
+// none takes it), not_found.
 func (s *Service) EmitTest(ctx context.Context, appID int64, env string) (string, error) {
 	if err := auth.CheckEnv(env); err != nil {
 		return "", err
@@ -330,11 +467,19 @@ func (s *Service) EmitTest(ctx context.Context, appID int64, env string) (string
 		if err != nil {
 			return err
 		}
-		if app.WebhookURL == "" {
+		targets, err := s.targets(ctx, tx, appID, env)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(targets, (*target).visible) {
 			return apperr.Invalid("webhook-url", "is not set for app %d: set one before sending a test event", appID)
 		}
-		if err := s.refuseDisabled(ctx, tx, app, "sending a test event"); err != nil {
-			return err
+		to := route(targets, Test)
+		if len(to) == 0 {
+			return apperr.New(apperr.ValidationFailed, "no webhook endpoint of the %s environment of app %d takes %s events", env, appID, Test)
+		}
+		if !slices.ContainsFunc(to, func(t *target) bool { return t.disabledReason() == "" }) {
+			return apperr.New(apperr.ValidationFailed, "%s: %s before sending a test event", capitalize(to[0].disabledReason()), to[0].resumeHint())
 		}
 		id, err = s.Emit(ctx, tx, Event{AppID: appID, Environment: env, Type: Test,
 			Data: map[string]any{"message": "This is a test event from Boxoffice."}})

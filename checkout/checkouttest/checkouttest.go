@@ -44,7 +44,7 @@ func MustNew(tb testing.TB, db *store.DB) *Fixture {
 		tb.Fatalf("checkouttest: seed: %v", err)
 	}
 	hooks := &webhook.Service{DB: db, Now: clock, Log: log,
-		Enqueue: func(context.Context, bun.Tx, string, bool) error { return nil }}
+		Enqueue: func(context.Context, bun.Tx, []webhook.Delivery) error { return nil }}
 	svc := &checkout.Service{
 		DB: db, Idempotency: &idempotency.Service{DB: db, Now: clock}, Webhooks: hooks, Tickets: NewTickets(db, clock),
 		Payments: devpay.New("http://boxoffice.test", db, clock), Now: clock, Config: checkout.DefaultConfig(),

@@ -801,8 +801,11 @@ func TestPortalWebhookHealth(t *testing.T) {
 		t.Run("FailingThenDisabledThenResumed", func(t *testing.T) {
 			ctx := context.Background()
 			since := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)
+			eps, err := store.WebhookEndpointsOf(ctx, pb.db, appID, store.EnvTest)
+			require.NoError(t, err)
+			ep := eps[0].ID // the test environment's endpoint, which follows the app's URL
 			for i := range 2 {
-				_, err := store.RecordWebhookFailure(ctx, pb.db, appID, hook, "receiver answered 503", since.Add(time.Duration(i)*time.Hour))
+				_, err := store.RecordWebhookFailure(ctx, pb.db, ep, hook, "receiver answered 503", since.Add(time.Duration(i)*time.Hour))
 				require.NoError(t, err)
 			}
 			page := p.get(demo).text()
@@ -810,7 +813,7 @@ func TestPortalWebhookHealth(t *testing.T) {
 				"If every delivery fails until 23 Nov 2026 08:00 UTC, deliveries are disabled until you resume them.")
 			require.NotContains(t, page, "Resume deliveries")
 
-			did, err := store.DisableWebhookEndpoint(ctx, pb.db, appID, since.Add(73*time.Hour))
+			did, err := store.DisableWebhookEndpoint(ctx, pb.db, ep, since.Add(73*time.Hour))
 			require.NoError(t, err)
 			require.True(t, did)
 			// An order event while deliveries are disabled: recorded, not sent.
@@ -818,7 +821,7 @@ func TestPortalWebhookHealth(t *testing.T) {
 			require.Equal(t, http.StatusCreated, res.Status, "%s", res.Raw)
 			var ev store.WebhookEvent
 			require.NoError(t, pb.db.NewSelect().Model(&ev).Where("type = ?", "order.paid").Scan(ctx))
-			require.ErrorIs(t, pb.m.Webhooks.Deliver(ctx, ev.ID, false), webhook.ErrGiveUp)
+			require.ErrorIs(t, pb.m.Webhooks.Deliver(ctx, ev.ID, "", false), webhook.ErrGiveUp)
 			page = p.get(demo).text()
 			require.Contains(t, page, "Deliveries to this URL are disabled since 23 Nov 2026 09:00 UTC: every delivery failed for 3 days "+
 				"(2 in a row since 20 Nov 2026 08:00 UTC; the last: HTTP 503). Events are still recorded, marked failed and not sent.")

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/boxoffice/boxoffice/checkout"
+	"github.com/boxoffice/boxoffice/webhook"
 )
 
 // A refund to make: createRefund's input.
@@ -37,6 +38,16 @@ type CreateRefundPayload struct {
 	UserErrors []*UserError `json:"userErrors"`
 }
 
+// createWebhookEndpoint's input.
+type CreateWebhookEndpointInput struct {
+	// Required: an https URL (no credentials, a public address).
+	URL string `json:"url"`
+	// Optional: the event types to receive, or ["*"] (the default) for every type.
+	EnabledEvents []string `json:"enabledEvents,omitempty"`
+	// Optional: your note, at most 200 characters.
+	Description *string `json:"description,omitempty"`
+}
+
 // Relay page information of a cursor connection.
 type CursorPageInfo struct {
 	// Whether more items (events, orders) follow this page.
@@ -55,6 +66,14 @@ type DateAvailability struct {
 	EventDateID int `json:"eventDateId"`
 	// Each ticket of the date, in the order EventDate.tickets lists them.
 	Tickets []*TicketAvailability `json:"tickets"`
+}
+
+// What deleteWebhookEndpoint answers when it ran.
+type DeleteWebhookEndpointPayload struct {
+	// The id of the endpoint deleted; null when userErrors is not empty.
+	DeletedID *string `json:"deletedId,omitempty"`
+	// Why it was refused; empty when deletedId is set.
+	UserErrors []*UserError `json:"userErrors"`
 }
 
 // A Relay cursor connection over published events.
@@ -117,6 +136,38 @@ type OrderFilter struct {
 type Query struct {
 }
 
+// recoverWebhookEndpoint's input.
+type RecoverWebhookEndpointInput struct {
+	// The endpoint's id, we_…
+	ID string `json:"id"`
+	// Events created after this time are recovered (at most 30 days ago; earlier means 30 days ago).
+	Since string `json:"since"`
+}
+
+// What recoverWebhookEndpoint answers when it ran.
+type RecoverWebhookEndpointPayload struct {
+	// How many events were queued again; null when userErrors is not empty.
+	Recovering *int `json:"recovering,omitempty"`
+	// Why it was refused; empty when recovering is set.
+	UserErrors []*UserError `json:"userErrors"`
+}
+
+// redeliverWebhookEvent's input.
+type RedeliverWebhookEventInput struct {
+	// The event's id, evt_…
+	ID string `json:"id"`
+	// Optional: the endpoint to deliver to; omitted: every enabled endpoint that takes the event.
+	EndpointID *string `json:"endpointId,omitempty"`
+}
+
+// What redeliverWebhookEvent answers when it ran.
+type RedeliverWebhookEventPayload struct {
+	// The event with its deliveries, the new round queued; null when userErrors is not empty.
+	WebhookEvent *webhook.LogEvent `json:"webhookEvent,omitempty"`
+	// Why it was refused; empty when webhookEvent is set.
+	UserErrors []*UserError `json:"userErrors"`
+}
+
 // Live updates, over WebSocket at /graphql with the graphql-transport-ws
 // protocol (the graphql-ws client): send the key in connection_init's payload,
 // as {"X-API-Key": "svc_test_…"} or {"apiKey": "svc_test_…"}. orderUpdated
@@ -134,6 +185,58 @@ type TicketAvailability struct {
 	TicketID int `json:"ticketId"`
 	// As Ticket.quantityAvailable: quantity − sold − held, never below 0; 2147483647 when stock is unlimited.
 	QuantityAvailable int `json:"quantityAvailable"`
+}
+
+// updateWebhookEndpoint's input; omitted fields stay as they are.
+type UpdateWebhookEndpointInput struct {
+	// The endpoint's id, we_…
+	ID string `json:"id"`
+	// A new URL.
+	URL *string `json:"url,omitempty"`
+	// A new filter: event types, or ["*"].
+	EnabledEvents []string `json:"enabledEvents,omitempty"`
+	// A new note; an empty string clears it.
+	Description *string `json:"description,omitempty"`
+	// ENABLED resumes deliveries (also after failing), DISABLED stops them.
+	Status *string `json:"status,omitempty"`
+}
+
+// Names one endpoint.
+type WebhookEndpointIDInput struct {
+	// The endpoint's id, we_…
+	ID string `json:"id"`
+}
+
+// What the endpoint mutations answer when they ran.
+type WebhookEndpointPayload struct {
+	// The endpoint as it is now (with its secret after a create or rotation); null when userErrors is not empty.
+	WebhookEndpoint *webhook.Endpoint `json:"webhookEndpoint,omitempty"`
+	// Why it was refused; empty when webhookEndpoint is set.
+	UserErrors []*UserError `json:"userErrors"`
+}
+
+// A page of webhook events, newest first.
+type WebhookEventConnection struct {
+	// The events of this page with their cursors.
+	Edges []*WebhookEventEdge `json:"edges"`
+	// Whether more pages follow; endCursor is REST's meta.next_cursor.
+	PageInfo *CursorPageInfo `json:"pageInfo"`
+}
+
+// One event of a WebhookEventConnection.
+type WebhookEventEdge struct {
+	// An opaque cursor: pass it as after to get older events.
+	Cursor string `json:"cursor"`
+	// The event.
+	Node *webhook.LogEvent `json:"node"`
+}
+
+// Selects webhook events.
+type WebhookEventFilter struct {
+	// Only events of this type, e.g. order.paid.
+	Type *string `json:"type,omitempty"`
+	// Only events of this order.
+	OrderReference *string `json:"orderReference,omitempty"`
 }
 
 // How a list of events is ordered.

@@ -62,6 +62,10 @@ var (
 	refundReason          = enum{"RefundReason", []string{"requested_by_customer", "event_cancelled", "duplicate", "fraudulent", "other"}}
 	refundStatus          = enum{"RefundStatus", []string{"pending", "succeeded", "failed"}}
 	orderRefundStatus     = enum{"OrderRefundStatus", []string{"none", "partial", "full"}}
+	webhookEndpointStatus = enum{"WebhookEndpointStatus", []string{"enabled", "disabled"}}
+	webhookDisabledReason = enum{"WebhookEndpointDisabledReason", []string{"failing", "manual"}}
+	webhookEventStatus    = enum{"WebhookEventStatus", []string{"pending", "delivered", "failed"}}
+	webhookDeliveryStatus = enum{"WebhookDeliveryStatus", []string{"pending", "delivered", "failed", "not_sent"}}
 	checkInReason         = enum{"CheckInReason", []string{"unknown_code", "test_ticket", "wrong_event", "wrong_date",
 		"void", "already_checked_in", "not_inside"}}
 )
@@ -143,3 +147,40 @@ func MarshalOrderRefundStatus(s string) graphql.Marshaler { return orderRefundSt
 
 // UnmarshalOrderRefundStatus reads an OrderRefundStatus enum value.
 func UnmarshalOrderRefundStatus(v any) (string, error) { return orderRefundStatus.unmarshal(v) }
+
+// MarshalWebhookEndpointStatus writes an endpoint's status as the
+// WebhookEndpointStatus enum.
+func MarshalWebhookEndpointStatus(s string) graphql.Marshaler {
+	return webhookEndpointStatus.marshal(s)
+}
+
+// UnmarshalWebhookEndpointStatus reads a WebhookEndpointStatus enum value.
+func UnmarshalWebhookEndpointStatus(v any) (string, error) { return webhookEndpointStatus.unmarshal(v) }
+
+// MarshalWebhookEndpointDisabledReason writes why an endpoint is disabled
+// as the WebhookEndpointDisabledReason enum.
+func MarshalWebhookEndpointDisabledReason(s string) graphql.Marshaler {
+	return webhookDisabledReason.marshal(s)
+}
+
+// UnmarshalWebhookEndpointDisabledReason reads a
+// WebhookEndpointDisabledReason enum value.
+func UnmarshalWebhookEndpointDisabledReason(v any) (string, error) {
+	return webhookDisabledReason.unmarshal(v)
+}
+
+// MarshalWebhookEventStatus writes an event's status as the
+// WebhookEventStatus enum.
+func MarshalWebhookEventStatus(s string) graphql.Marshaler { return webhookEventStatus.marshal(s) }
+
+// UnmarshalWebhookEventStatus reads a WebhookEventStatus enum value.
+func UnmarshalWebhookEventStatus(v any) (string, error) { return webhookEventStatus.unmarshal(v) }
+
+// MarshalWebhookDeliveryStatus writes a delivery's status as the
+// WebhookDeliveryStatus enum.
+func MarshalWebhookDeliveryStatus(s string) graphql.Marshaler {
+	return webhookDeliveryStatus.marshal(s)
+}
+
+// UnmarshalWebhookDeliveryStatus reads a WebhookDeliveryStatus enum value.
+func UnmarshalWebhookDeliveryStatus(v any) (string, error) { return webhookDeliveryStatus.unmarshal(v) }
