@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/boxoffice/boxoffice/ticketdoc"
 	"github.com/stretchr/testify/require"
 )
 
@@ -75,7 +76,11 @@ func TestCLIScannersAndTickets(t *testing.T) {
 	require.Equal(t, "admitted", s0["result"])
 	require.Equal(t, "Main gate", s0["scanner_name"])
 	require.Equal(t, created["id"], s0["scanner_id"])
-	out, err = runCLI(t, dbURL, "tickets", "show", strings.ToLower(code))
+	// As printed on the ticket (groups of four), pasted with or without
+	// quotes, in lower case too.
+	printed := strings.Join(ticketdoc.Groups(code), " ")
+	require.Equal(t, shown["ticket"], mustJSON(t, dbURL, append([]string{"tickets", "show", "--json"}, ticketdoc.Groups(code)...)...)["ticket"])
+	out, err = runCLI(t, dbURL, "tickets", "show", strings.ToLower(printed))
 	require.NoError(t, err)
 	require.Contains(t, out, "status checked_in, inside, first admitted ")
 	require.Contains(t, out, "2 scan(s):")
@@ -83,7 +88,7 @@ func TestCLIScannersAndTickets(t *testing.T) {
 	_, err = runCLI(t, dbURL, "tickets", "show", "NOSUCHCODE")
 	require.ErrorContains(t, err, "No ticket has this code.")
 
-	voided := mustJSON(t, dbURL, "tickets", "void", "--code", code, "--reason", "Refunded at the box office", "--json")
+	voided := mustJSON(t, dbURL, "tickets", "void", "--code", strings.ToLower(printed), "--reason", "Refunded at the box office", "--json")
 	require.Equal(t, 1.0, voided["voided"])
 	require.Equal(t, ref, voided["order_reference"])
 	require.Equal(t, "void", voided["tickets"].([]any)[0].(map[string]any)["status"])
