@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"html"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -141,12 +142,18 @@ func TestSendEmail(t *testing.T) {
 			require.Equal(t, "tickets@boxoffice.example", msgs[0].From)
 			e := readEmail(t, msgs[0].Data)
 			require.Equal(t, "Your tickets for Highlife Night at the Conference Centre", e.Subject)
+			// The seller, the app the order was made through, names the email.
+			from, err := new(netmail.AddressParser).Parse(e.From)
+			require.NoError(t, err)
+			require.Equal(t, b.Demo.App.App.Name+" via Boxoffice", from.Name)
+			require.Equal(t, "tickets@boxoffice.example", from.Address)
 			link := "https://tickets.example/tickets/" + *o.TicketsToken
 			require.Contains(t, e.Text, "\n"+link+"\n")
-			require.Contains(t, e.Text, "2 tickets, order "+o.Reference+":\n  - Regular (1 of 2)\n  - Regular (2 of 2)\n")
+			require.Contains(t, e.Text, "2 tickets, order "+o.Reference+", sold by "+b.Demo.App.App.Name+":\n  - Regular (1 of 2)\n  - Regular (2 of 2)\n")
 			require.Contains(t, e.Text, "Accra International Conference Centre, Castle Road, Accra, Greater Accra")
 			require.Contains(t, e.HTML, `href="`+link+`"`)
 			require.Contains(t, e.HTML, "<li>Regular (2 of 2)</li>")
+			require.Contains(t, e.HTML, "sold by "+html.EscapeString(b.Demo.App.App.Name)+".")
 			require.Len(t, e.Files, 1)
 			pdf := e.Files["tickets-"+o.Reference+".pdf"]
 			require.True(t, bytes.HasPrefix(pdf, []byte("%PDF-")), "the tickets are attached as a PDF")
