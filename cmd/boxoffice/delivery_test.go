@@ -256,8 +256,12 @@ func (tb *testBundle) otherApp(t testing.TB, url string) string {
 // TestWebhookFairness: app A's receiver never answers and A is sent a burst
 // of 100 events (as 160 clicks on "Send test event" once did, taking every
 // worker for 10 s at a time); app B, of another account, still receives
-// each of its order.paid events within seconds. Deliveries go through the
-// real River client with production job settings, on each database.
+// each of its order.paid events, sent after A's burst, while A's queue is
+// far from through: B does not wait its turn behind A. That holds however
+// slow the machine (a queue served in order would attempt all of A's 100
+// first); how soon B's arrive is logged, seconds on a quiet machine, and
+// not a verdict. Deliveries go through the real River client with
+// production job settings, on each database.
 func TestWebhookFairness(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		tb := setup(t, db, func(c *Config) { c.AllowPrivateWebhooks = true })
@@ -302,13 +306,15 @@ func TestWebhookFairness(t *testing.T) {
 				}
 				return false
 			})
+			// Read after B's receipt, so at least what A had been sent then.
+			attemptsA := hung.got.Load()
+			require.Less(t, attemptsA, int32(100), "B's event %d came only after A's whole burst was attempted", i+1)
 			require.Len(t, rc.deliveries(), i+1)
 			took = append(took, at.Sub(start))
 		}
 		sorted := slices.Clone(took)
 		slices.Sort(sorted)
 		t.Logf("B's order.paid, checkout to receipt, while A's %d deliveries hang: %v (median %v)", hung.inFlight.Load(), took, sorted[rounds/2])
-		require.Less(t, sorted[rounds-1], 5*time.Second, "every one of B's events within seconds")
 
 		events, _, err := store.RecentWebhookEvents(ctx, tb.db, appA, 100)
 		require.NoError(t, err)

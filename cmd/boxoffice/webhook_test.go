@@ -16,6 +16,7 @@ import (
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/boxoffice/boxoffice/testwait"
 	"github.com/boxoffice/boxoffice/webhook/verify"
 	"github.com/stretchr/testify/require"
 )
@@ -100,16 +101,12 @@ func (rc *receiver) deliveries() []delivery {
 	return append([]delivery(nil), rc.got...)
 }
 
-// waitFor polls cond until it holds or the timeout passes.
+// waitFor polls cond until it holds. timeout is what it takes on a quiet
+// machine at most; the test gives up only after testwait's patience, so a
+// loaded machine changes how long it takes, never the verdict.
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, timeout, what, cond)
 }
 
 // deliveredOfType waits for a delivery of event type typ and returns it.
