@@ -50,10 +50,35 @@ const ownGlobals = `{{if .Metadata.globals}}
 GLOBAL OPTIONS:{{range .VisiblePersistentFlags}}{{if index $.Metadata.globals (index .Names 0)}}
    {{wrap .String 6}}{{end}}{{end}}{{end}}`
 
+// rootGlobalsSection is the GLOBAL OPTIONS section of the root's help in
+// urfave/cli's template.
+const rootGlobalsSection = `{{if .VisibleFlagCategories}}
+
+GLOBAL OPTIONS:{{template "visibleFlagCategoryTemplate" .}}{{else if .VisibleFlags}}
+
+GLOBAL OPTIONS:{{template "visibleFlagTemplate" .}}{{end}}`
+
+// rootGlobals lists the root's options named in its metadata, and says
+// where the others are: `boxoffice --help` fits a screen, and the fifty
+// options only serve reads are in serve's.
+const rootGlobals = `
+
+GLOBAL OPTIONS:{{range .VisibleFlags}}{{if index $.Metadata.globals (index .Names 0)}}
+   {{wrap .String 6}}{{end}}{{end}}
+
+Each option is also an environment variable. boxoffice serve --help lists
+the server's options; boxoffice COMMAND --help, those a command reads.`
+
 // scopeHelp makes each command's --help list its own flags and only the
 // global options it reads (commandGlobals); a group of commands lists none
-// of them. serve and the root keep the full list.
+// of them. serve keeps the full list; the root lists --database-url and
+// points to serve's.
 func scopeHelp(root *cli.Command) {
+	if root.Metadata == nil {
+		root.Metadata = map[string]any{}
+	}
+	root.Metadata["globals"] = map[string]bool{"database-url": true, "help": true}
+	root.CustomRootCommandHelpTemplate = strings.Replace(cli.RootCommandHelpTemplate, rootGlobalsSection, rootGlobals, 1)
 	for _, cmd := range root.Commands {
 		scopeCommandHelp(cmd, cmd.Name)
 	}
