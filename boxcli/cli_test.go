@@ -364,11 +364,11 @@ func TestCLI(t *testing.T) {
 		}
 		listen := help("listen")
 		require.Contains(t, listen, "--forward-to")
-		require.NotContains(t, listen, "GLOBAL OPTIONS", "listen talks to a server: no server or database option applies")
+		require.Equal(t, []string{"   --addr", "   --public-base-url"}, globals(listen), "listen calls the server serve in the same shell serves")
 		require.NotContains(t, listen, "--database-url")
 		require.Equal(t, []string{"   --addr"}, globals(help("healthcheck")))
 		require.Equal(t, []string{"   --database-url", "   --webhook-allow-private-targets", "   --max-apps-per-account"}, globals(help("apps", "create")))
-		require.Equal(t, []string{"   --database-url", "   --public-base-url"}, globals(help("orders", "show")))
+		require.Equal(t, []string{"   --database-url", "   --addr", "   --public-base-url"}, globals(help("orders", "show")))
 		require.Equal(t, []string{"   --database-url"}, globals(help("mail", "list")))
 		byCommand, _, err := runMain(t, dbURL, "apps", "help", "list")
 		require.NoError(t, err)

@@ -7,20 +7,21 @@ import (
 )
 
 // commandGlobals names the global options (globalFlags) each command reads,
-// which are the only ones its --help lists: serve reads them all (and
-// boxoffice --help lists them all), listen none (it talks to a server over
-// HTTP), and a command not named here reads --database-url alone.
+// which are the only ones its --help lists: serve reads them all, a
+// command that prints or calls the server's URLs reads --addr and
+// --public-base-url (the first is the second's default), and a command not
+// named here reads --database-url alone.
 var commandGlobals = map[string][]string{
-	"listen":              {},
+	"listen":              {"addr", "public-base-url"},
 	"healthcheck":         {"addr"},
-	"seed demo":           {"database-url", "public-base-url"},
-	"accounts reset-link": {"database-url", "public-base-url", "portal-reset-ttl"},
+	"seed demo":           {"database-url", "addr", "public-base-url"},
+	"accounts reset-link": {"database-url", "addr", "public-base-url", "portal-reset-ttl"},
 	"apps create":         {"database-url", "webhook-allow-private-targets", "max-apps-per-account"},
 	"apps update":         {"database-url", "webhook-allow-private-targets"},
-	"scanners create":     {"database-url", "public-base-url"},
-	"orders list":         {"database-url", "public-base-url"},
-	"orders show":         {"database-url", "public-base-url"},
-	"orders expire":       {"database-url", "public-base-url"},
+	"scanners create":     {"database-url", "addr", "public-base-url"},
+	"orders list":         {"database-url", "addr", "public-base-url"},
+	"orders show":         {"database-url", "addr", "public-base-url"},
+	"orders expire":       {"database-url", "addr", "public-base-url"},
 }
 
 func init() {

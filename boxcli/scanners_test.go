@@ -33,7 +33,7 @@ func TestCLIScannersAndTickets(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, out, `"Side door" for the live door of event `+event+` (the key is shown only this once):`)
 	require.Regexp(t, `\n  svc_scan_live_[a-z2-7]{32}\n`, out)
-	require.Contains(t, out, "/door")
+	require.Contains(t, out, "Open http://localhost:8080/door on the phone")
 
 	for _, bad := range []struct {
 		args []string
@@ -115,4 +115,13 @@ func TestCLIScannersAndTickets(t *testing.T) {
 	require.Equal(t, "invalid_api_key", refused.errorCode(), "%s", refused.Raw)
 	_, err = runCLI(t, dbURL, "scanners", "revoke", "999999")
 	require.ErrorContains(t, err, "scanner 999999 does not exist")
+
+	// ADDR moved off 8080, PUBLIC_BASE_URL unset: the door is where serve
+	// in the same shell serves.
+	out, err = runCLI(t, dbURL, "--addr", ":18420", "scanners", "create", "--event", event, "--env", "test", "--name", "Moved")
+	require.NoError(t, err)
+	require.Contains(t, out, "Open http://localhost:18420/door on the phone")
+	out, err = runCLI(t, dbURL, "--addr", ":18420", "--public-base-url", "https://tickets.example/", "scanners", "create", "--event", event, "--env", "test", "--name", "Public")
+	require.NoError(t, err)
+	require.Contains(t, out, "Open https://tickets.example/door on the phone", "PUBLIC_BASE_URL, when set, wins")
 }
