@@ -115,8 +115,10 @@ func (s *Service) SendEmail(ctx context.Context, orderID int64, last bool) error
 	case mail.IsPermanent(sendErr) || last:
 		status = store.TicketsEmailFailed
 	default:
+		s.observeEmail("retry")
 		return sendErr
 	}
+	s.observeEmail(status)
 	// Recorded after the server accepted it: a crash in between is the one
 	// window in which a retry sends the email twice.
 	if err := store.SetTicketsEmail(context.WithoutCancel(ctx), s.DB, o.ID, status, s.Now().UTC()); err != nil {
@@ -126,6 +128,13 @@ func (s *Service) SendEmail(ctx context.Context, orderID int64, last bool) error
 		return fmt.Errorf("%w: %w", ErrGiveUp, sendErr)
 	}
 	return nil
+}
+
+// observeEmail tells ObserveEmail, when set, an attempt's outcome.
+func (s *Service) observeEmail(outcome string) {
+	if s.ObserveEmail != nil {
+		s.ObserveEmail(outcome)
+	}
 }
 
 // compose writes the ticket email of an order: from the seller (the
@@ -166,9 +175,9 @@ func (s *Service) compose(ctx context.Context, o *store.Order) (*mail.Message, e
 type emailData struct {
 	Order  *ticketdoc.Order
 	Seller string
-	URL   string
-	Count int
-	When  string
+	URL    string
+	Count  int
+	When   string
 }
 
 var emailText = texttemplate.Must(texttemplate.New("text").Parse(`Your tickets for {{.Order.EventName}}

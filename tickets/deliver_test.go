@@ -132,9 +132,12 @@ func TestSendEmail(t *testing.T) {
 		t.Run("OK", func(t *testing.T) {
 			srv := mailtest.Start(t, false)
 			svc := sender(mustSMTP(t, srv))
+			var outcomes []string
+			svc.ObserveEmail = func(outcome string) { outcomes = append(outcomes, outcome) }
 			o := queued(t)
 			require.NoError(t, svc.SendEmail(ctx, o.ID, false))
 			requireStatus(t, o, store.TicketsEmailSent)
+			require.Equal(t, []string{"sent"}, outcomes, "the attempt is counted")
 
 			msgs := srv.Messages()
 			require.Equal(t, 1, len(msgs))
@@ -165,6 +168,7 @@ func TestSendEmail(t *testing.T) {
 			// nothing more is sent.
 			require.NoError(t, svc.SendEmail(ctx, o.ID, false))
 			require.Equal(t, 1, len(srv.Messages()), "one email")
+			require.Equal(t, []string{"sent"}, outcomes, "nothing sent, nothing counted")
 		})
 
 		// The development mailbox is a sender like SMTP: the message is

@@ -190,6 +190,9 @@ const finishWaits = 40
 // ErrGiveUp marks a delivery that retrying cannot fix (no URL, unsafe URL).
 var ErrGiveUp = errors.New("webhook: delivery cannot succeed")
 
+// errNoURL gives up the delivery of an app without a webhook URL.
+var errNoURL = fmt.Errorf("%w: the app has no webhook URL", ErrGiveUp)
+
 // Deliver makes one delivery attempt of an event and records it. It returns
 // nil on a 2xx answer, an error to be retried otherwise; when last is true
 // (the job's final attempt), or for an error wrapping ErrGiveUp, the event
@@ -277,7 +280,13 @@ func (s *Service) Deliver(ctx context.Context, eventID string, last bool) error 
 		return err
 	}
 	if s.Observe != nil {
-		s.Observe(map[string]string{store.WebhookDelivered: "delivered", store.WebhookPending: "retry", store.WebhookFailed: "failed"}[outcome])
+		label := map[string]string{store.WebhookDelivered: "delivered", store.WebhookPending: "retry", store.WebhookFailed: "failed"}[outcome]
+		if errors.Is(derr, errNoURL) {
+			// Nothing to post to: its events reach boxoffice listen alone,
+			// which is no failure to alert on.
+			label = "listen_only"
+		}
+		s.Observe(label)
 	}
 	s.Log.Info("webhook delivery", "event_id", ev.ID, "type", ev.Type, "app_id", ev.AppID,
 		"attempt", attempt, "status", status, "latency_ms", rec.LatencyMS, "outcome", outcome, "error", rec.Error)
@@ -291,7 +300,7 @@ func (s *Service) Deliver(ctx context.Context, eventID string, last bool) error 
 // send signs and posts an event; it returns the HTTP status (0 when none).
 func (s *Service) send(ctx context.Context, app *store.App, ev *store.WebhookEvent) (int, error) {
 	if app.WebhookURL == "" {
-		return 0, fmt.Errorf("%w: the app has no webhook URL", ErrGiveUp)
+		return 0, errNoURL
 	}
 	u, err := url.Parse(app.WebhookURL)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && !(s.AllowPrivate && u.Scheme == "http")) {
