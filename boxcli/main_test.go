@@ -165,7 +165,7 @@ func (rc *receiver) waitType(t testing.TB, typ string) delivery {
 func (s *served) startJobs(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	require.NoError(t, s.m.Jobs.Start(ctx))
+	testwait.Start(t, "the job runner", func() error { return s.m.Jobs.Start(ctx) })
 	t.Cleanup(func() {
 		stop, c := context.WithTimeout(context.Background(), 10*time.Second)
 		defer c()

@@ -6,6 +6,7 @@ package testwait
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -60,6 +61,26 @@ func For(tb testing.TB, d time.Duration, what string, cond func() bool) {
 func Context(tb testing.TB, d time.Duration) (context.Context, context.CancelFunc) {
 	tb.Helper()
 	return context.WithDeadline(context.Background(), Deadline(tb, d))
+}
+
+// Start calls start until it succeeds, and fails tb naming what when it
+// fails otherwise than by a deadline, or still does at Deadline(tb, 10 s).
+// River's Start bounds its first statements with a short timeout of its
+// own, which SQLite on a loaded machine has outlasted: that start is tried
+// again rather than the test failed.
+func Start(tb testing.TB, what string, start func() error) {
+	tb.Helper()
+	deadline := Deadline(tb, 10*time.Second)
+	for {
+		err := start()
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, context.DeadlineExceeded) || time.Now().After(deadline) {
+			tb.Fatalf("start %s: %v", what, err)
+		}
+		tb.Logf("%s did not start in time (%v); again", what, err)
+	}
 }
 
 // After is time.After(time.Until(Deadline(tb, d))), for a select that

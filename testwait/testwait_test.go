@@ -1,6 +1,8 @@
 package testwait
 
 import (
+	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,4 +46,18 @@ func TestFor(t *testing.T) {
 		}
 	}()
 	For(t, time.Second, "five", func() bool { return n.Load() == 5 })
+}
+
+func TestStart(t *testing.T) {
+	tries := 0
+	Start(t, "the runner", func() error {
+		tries++
+		if tries < 3 {
+			return fmt.Errorf("river: check the schema: %w", context.DeadlineExceeded)
+		}
+		return nil
+	})
+	if tries != 3 {
+		t.Fatalf("started after %d tries, want 3", tries)
+	}
 }

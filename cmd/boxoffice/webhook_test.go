@@ -46,7 +46,7 @@ const (
 func (tb *testBundle) startJobs(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	require.NoError(t, tb.m.Jobs.Start(ctx))
+	testwait.Start(t, "the job runner", func() error { return tb.m.Jobs.Start(ctx) })
 	t.Cleanup(func() {
 		stop, c := context.WithTimeout(context.Background(), 10*time.Second)
 		defer c()
