@@ -28,8 +28,17 @@ build: ## build the boxoffice binary into bin/ (a first build says what it downl
 # statement is parsed anew); they are off there, and only there. The race
 # detector still instruments it like every other package.
 RACE_GCFLAGS := -gcflags=modernc.org/sqlite/lib=-d=checkptr=0
-test: lint ## vet, gofmt and the whole suite with the race detector (PostgreSQL too when TEST_DATABASE_URL is set)
-	$(GO) test -race $(RACE_GCFLAGS) -count=1 -parallel 8 -timeout 30m ./...
+#
+# gotestsum (a tool of go.mod, run with `go tool`) prints a line as each
+# package ends and every failed test's output, instead of go test's silence
+# until the slowest package is done; the run's JSON stays in .tools/ and the
+# tests slower than 30 s are listed at the end.
+TEST_JSON := .tools/test.json
+test: lint ## vet, gofmt and the whole suite with the race detector (PostgreSQL too when TEST_DATABASE_URL is set), a line per package
+	@mkdir -p .tools
+	$(GO) tool gotestsum --format pkgname-and-test-fails --format-hide-empty-pkg --hide-summary=skipped --jsonfile $(TEST_JSON) -- \
+	  -race $(RACE_GCFLAGS) -count=1 -parallel 8 -timeout 30m ./...
+	@echo "tests slower than 30 s:"; $(GO) tool gotestsum tool slowest --jsonfile $(TEST_JSON) --threshold 30s
 
 test-short: ## the suite without the race detector
 	$(GO) test -count=1 ./...
@@ -48,6 +57,7 @@ verify: generate ## regenerate and fail if generated code differs from what is c
 	  if [ -n "$$new" ]; then echo "files under graph or resolvers are not committed (written by make generate?):"; echo "$$new"; exit 1; fi
 
 lint: ## go vet and gofmt
+	@echo "lint: go vet ./... and gofmt (a first run compiles every package: minutes)"
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

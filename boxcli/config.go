@@ -23,8 +23,8 @@ func globalFlags() []cli.Flag {
 			Usage: "listen address of serve's /metrics and health checks, never the public port (empty: none)"},
 		&cli.StringSliceFlag{Name: "admin-hosts", Sources: cli.EnvVars("ADMIN_HOSTS"),
 			Usage: "comma-separated host names the admin listener answers besides IP literals and localhost (others: 421)"},
-		&cli.StringFlag{Name: "public-base-url", Value: defaults.PublicBaseURL, Sources: cli.EnvVars("PUBLIC_BASE_URL"),
-			Usage: "base of every URL the service hands out"},
+		&cli.StringFlag{Name: "public-base-url", Sources: cli.EnvVars("PUBLIC_BASE_URL"),
+			Usage: "base of every URL the service hands out (default: the server --addr names, " + defaults.PublicBaseURL + " for " + defaults.Addr + ")"},
 		&cli.BoolFlag{Name: "webhook-allow-private-targets", Sources: cli.EnvVars("WEBHOOK_ALLOW_PRIVATE_TARGETS"),
 			Usage: "allow http:// and private-network webhook URLs (development and tests only)"},
 		&cli.DurationFlag{Name: "sandbox-expiry", Value: defaults.SandboxExpiry, Sources: cli.EnvVars("SANDBOX_EXPIRY"),
@@ -121,6 +121,16 @@ func globalFlags() []cli.Flag {
 // defaults are the flags' values when neither flag nor variable is set.
 var defaults = server.DefaultConfig()
 
+// publicBaseURL is PUBLIC_BASE_URL, or the server ADDR names when it is
+// unset: a shell that moved ADDR off 8080 gets links, door URLs and curl
+// lines that reach its own server, from serve and every other command.
+func publicBaseURL(cmd *cli.Command) string {
+	if u := strings.TrimRight(cmd.String("public-base-url"), "/"); u != "" {
+		return u
+	}
+	return server.BaseURLFor(cmd.String("addr"))
+}
+
 // configFrom is the program's configuration as cmd's flags and their
 // environment variables give it.
 func configFrom(cmd *cli.Command) server.Config {
@@ -129,7 +139,7 @@ func configFrom(cmd *cli.Command) server.Config {
 		Addr:                   cmd.String("addr"),
 		AdminAddr:              cmd.String("admin-addr"),
 		AdminHosts:             cmd.StringSlice("admin-hosts"),
-		PublicBaseURL:          strings.TrimRight(cmd.String("public-base-url"), "/"),
+		PublicBaseURL:          publicBaseURL(cmd),
 		AllowPrivateWebhooks:   cmd.Bool("webhook-allow-private-targets"),
 		SandboxExpiry:          cmd.Duration("sandbox-expiry"),
 		LiveExpiry:             cmd.Duration("live-expiry"),

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/testwait"
 	"github.com/stretchr/testify/require"
 )
 
@@ -78,7 +79,7 @@ func demoServer(t *testing.T, dbURL string) (base, testKey, liveKey string) {
 		}
 		close(lines)
 	}()
-	deadline := time.After(60 * time.Second)
+	deadline := testwait.After(t, 60*time.Second)
 	for base == "" {
 		select {
 		case line, ok := <-lines:

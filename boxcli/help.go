@@ -7,20 +7,21 @@ import (
 )
 
 // commandGlobals names the global options (globalFlags) each command reads,
-// which are the only ones its --help lists: serve reads them all (and
-// boxoffice --help lists them all), listen none (it talks to a server over
-// HTTP), and a command not named here reads --database-url alone.
+// which are the only ones its --help lists: serve reads them all, a
+// command that prints or calls the server's URLs reads --addr and
+// --public-base-url (the first is the second's default), and a command not
+// named here reads --database-url alone.
 var commandGlobals = map[string][]string{
-	"listen":              {},
+	"listen":              {"addr", "public-base-url"},
 	"healthcheck":         {"addr"},
-	"seed demo":           {"database-url", "public-base-url"},
-	"accounts reset-link": {"database-url", "public-base-url", "portal-reset-ttl"},
+	"seed demo":           {"database-url", "addr", "public-base-url"},
+	"accounts reset-link": {"database-url", "addr", "public-base-url", "portal-reset-ttl"},
 	"apps create":         {"database-url", "webhook-allow-private-targets", "max-apps-per-account"},
 	"apps update":         {"database-url", "webhook-allow-private-targets"},
-	"scanners create":     {"database-url", "public-base-url"},
-	"orders list":         {"database-url", "public-base-url"},
-	"orders show":         {"database-url", "public-base-url"},
-	"orders expire":       {"database-url", "public-base-url"},
+	"scanners create":     {"database-url", "addr", "public-base-url"},
+	"orders list":         {"database-url", "addr", "public-base-url"},
+	"orders show":         {"database-url", "addr", "public-base-url"},
+	"orders expire":       {"database-url", "addr", "public-base-url"},
 }
 
 func init() {
@@ -50,10 +51,35 @@ const ownGlobals = `{{if .Metadata.globals}}
 GLOBAL OPTIONS:{{range .VisiblePersistentFlags}}{{if index $.Metadata.globals (index .Names 0)}}
    {{wrap .String 6}}{{end}}{{end}}{{end}}`
 
+// rootGlobalsSection is the GLOBAL OPTIONS section of the root's help in
+// urfave/cli's template.
+const rootGlobalsSection = `{{if .VisibleFlagCategories}}
+
+GLOBAL OPTIONS:{{template "visibleFlagCategoryTemplate" .}}{{else if .VisibleFlags}}
+
+GLOBAL OPTIONS:{{template "visibleFlagTemplate" .}}{{end}}`
+
+// rootGlobals lists the root's options named in its metadata, and says
+// where the others are: `boxoffice --help` fits a screen, and the fifty
+// options only serve reads are in serve's.
+const rootGlobals = `
+
+GLOBAL OPTIONS:{{range .VisibleFlags}}{{if index $.Metadata.globals (index .Names 0)}}
+   {{wrap .String 6}}{{end}}{{end}}
+
+Each option is also an environment variable. boxoffice serve --help lists
+the server's options; boxoffice COMMAND --help, those a command reads.`
+
 // scopeHelp makes each command's --help list its own flags and only the
 // global options it reads (commandGlobals); a group of commands lists none
-// of them. serve and the root keep the full list.
+// of them. serve keeps the full list; the root lists --database-url and
+// points to serve's.
 func scopeHelp(root *cli.Command) {
+	if root.Metadata == nil {
+		root.Metadata = map[string]any{}
+	}
+	root.Metadata["globals"] = map[string]bool{"database-url": true, "help": true}
+	root.CustomRootCommandHelpTemplate = strings.Replace(cli.RootCommandHelpTemplate, rootGlobalsSection, rootGlobals, 1)
 	for _, cmd := range root.Commands {
 		scopeCommandHelp(cmd, cmd.Name)
 	}

@@ -24,8 +24,8 @@ func listenCommand(stdout, stderr io.Writer) *cli.Command {
 				Usage: "local URL each event is posted to, such as http://localhost:3000/hooks"},
 			&cli.StringSliceFlag{Name: "events",
 				Usage: "only these event types, comma-separated or repeated (order.paid, order.completed, order.failed, order.expired, ticket.checked_in, ticket.voided, webhook.test)"},
-			&cli.StringFlag{Name: "url", Value: "http://localhost:8080", Sources: cli.EnvVars("BOXOFFICE_URL"),
-				Usage: "the Boxoffice server to listen to"},
+			&cli.StringFlag{Name: "url", Sources: cli.EnvVars("BOXOFFICE_URL"),
+				Usage: "the Boxoffice server to listen to (default: PUBLIC_BASE_URL, else the server ADDR names, as serve does)"},
 			&cli.StringFlag{Name: "secret",
 				Usage: "sign forwarded events with this whsec_… secret (one printed by an earlier run) instead of a new one"},
 		},
@@ -39,9 +39,18 @@ func listenCommand(stdout, stderr io.Writer) *cli.Command {
 				}
 			}
 			return listen.Run(ctx, listen.Config{
-				Server: cmd.String("url"), APIKey: cmd.String("api-key"), ForwardTo: cmd.String("forward-to"),
+				Server: serverURL(cmd), APIKey: cmd.String("api-key"), ForwardTo: cmd.String("forward-to"),
 				Types: types, Secret: cmd.String("secret"), Out: stdout, Errs: stderr,
 			})
 		},
 	}
+}
+
+// serverURL is the server listen calls: --url (BOXOFFICE_URL), else the
+// one serve in the same shell serves, by the same variables.
+func serverURL(cmd *cli.Command) string {
+	if u := cmd.String("url"); u != "" {
+		return u
+	}
+	return publicBaseURL(cmd)
 }

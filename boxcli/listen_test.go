@@ -14,6 +14,7 @@ import (
 	"github.com/boxoffice/boxoffice/server"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/boxoffice/boxoffice/testwait"
 	"github.com/boxoffice/boxoffice/webhook/verify"
 	"github.com/stretchr/testify/require"
 )
@@ -47,10 +48,11 @@ func (l *listening) stop() {
 	<-l.done
 }
 
-// listenWait bounds the waits for the listener. It only ends a stuck test:
-// an exit takes a moment alone, but ErrRevokedKeyEndsStream once needed
-// several times the earlier bound beside another whole suite on a loaded
-// machine (docs/benchmarks.md has the run).
+// listenWait is the longest a wait for the listener takes on a quiet
+// machine; the waits give up only at testwait's deadline for it, minutes
+// away: an exit takes a moment alone, but ErrRevokedKeyEndsStream once
+// needed several times the earlier bound beside another whole suite on a
+// loaded machine (docs/benchmarks.md has the run).
 const listenWait = 30 * time.Second
 
 // exited waits for the listener to end by itself and returns its error.
@@ -59,7 +61,7 @@ func (l *listening) exited(t testing.TB) error {
 	select {
 	case <-l.done:
 		return l.err
-	case <-time.After(listenWait):
+	case <-testwait.After(t, listenWait):
 		t.Fatalf("listen did not exit; stdout: %s stderr: %s", l.out.String(), l.errs.String())
 		return nil
 	}

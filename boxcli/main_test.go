@@ -25,6 +25,7 @@ import (
 	"github.com/boxoffice/boxoffice/seed"
 	"github.com/boxoffice/boxoffice/server"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/testwait"
 	"github.com/stretchr/testify/require"
 )
 
@@ -95,16 +96,12 @@ func fastJobs(c *server.Config) {
 	c.Jobs.SweepInterval = 500 * time.Millisecond
 }
 
-// waitFor polls cond until it holds or the timeout passes.
+// waitFor polls cond until it holds. timeout is what it takes on a quiet
+// machine at most; the test gives up only after testwait's patience, so a
+// loaded machine changes how long it takes, never the verdict.
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, timeout, what, cond)
 }
 
 // delivery is one request a receiver got.
@@ -168,7 +165,7 @@ func (rc *receiver) waitType(t testing.TB, typ string) delivery {
 func (s *served) startJobs(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	require.NoError(t, s.m.Jobs.Start(ctx))
+	testwait.Start(t, "the job runner", func() error { return s.m.Jobs.Start(ctx) })
 	t.Cleanup(func() {
 		stop, c := context.WithTimeout(context.Background(), 10*time.Second)
 		defer c()

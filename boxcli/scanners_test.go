@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/boxoffice/boxoffice/ticketdoc"
 	"github.com/stretchr/testify/require"
 )
 
@@ -32,7 +33,7 @@ func TestCLIScannersAndTickets(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, out, `"Side door" for the live door of event `+event+` (the key is shown only this once):`)
 	require.Regexp(t, `\n  svc_scan_live_[a-z2-7]{32}\n`, out)
-	require.Contains(t, out, "/door")
+	require.Contains(t, out, "Open http://localhost:8080/door on the phone")
 
 	for _, bad := range []struct {
 		args []string
@@ -75,7 +76,11 @@ func TestCLIScannersAndTickets(t *testing.T) {
 	require.Equal(t, "admitted", s0["result"])
 	require.Equal(t, "Main gate", s0["scanner_name"])
 	require.Equal(t, created["id"], s0["scanner_id"])
-	out, err = runCLI(t, dbURL, "tickets", "show", strings.ToLower(code))
+	// As printed on the ticket (groups of four), pasted with or without
+	// quotes, in lower case too.
+	printed := strings.Join(ticketdoc.Groups(code), " ")
+	require.Equal(t, shown["ticket"], mustJSON(t, dbURL, append([]string{"tickets", "show", "--json"}, ticketdoc.Groups(code)...)...)["ticket"])
+	out, err = runCLI(t, dbURL, "tickets", "show", strings.ToLower(printed))
 	require.NoError(t, err)
 	require.Contains(t, out, "status checked_in, inside, first admitted ")
 	require.Contains(t, out, "2 scan(s):")
@@ -83,7 +88,7 @@ func TestCLIScannersAndTickets(t *testing.T) {
 	_, err = runCLI(t, dbURL, "tickets", "show", "NOSUCHCODE")
 	require.ErrorContains(t, err, "No ticket has this code.")
 
-	voided := mustJSON(t, dbURL, "tickets", "void", "--code", code, "--reason", "Refunded at the box office", "--json")
+	voided := mustJSON(t, dbURL, "tickets", "void", "--code", strings.ToLower(printed), "--reason", "Refunded at the box office", "--json")
 	require.Equal(t, 1.0, voided["voided"])
 	require.Equal(t, ref, voided["order_reference"])
 	require.Equal(t, "void", voided["tickets"].([]any)[0].(map[string]any)["status"])
@@ -110,4 +115,13 @@ func TestCLIScannersAndTickets(t *testing.T) {
 	require.Equal(t, "invalid_api_key", refused.errorCode(), "%s", refused.Raw)
 	_, err = runCLI(t, dbURL, "scanners", "revoke", "999999")
 	require.ErrorContains(t, err, "scanner 999999 does not exist")
+
+	// ADDR moved off 8080, PUBLIC_BASE_URL unset: the door is where serve
+	// in the same shell serves.
+	out, err = runCLI(t, dbURL, "--addr", ":18420", "scanners", "create", "--event", event, "--env", "test", "--name", "Moved")
+	require.NoError(t, err)
+	require.Contains(t, out, "Open http://localhost:18420/door on the phone")
+	out, err = runCLI(t, dbURL, "--addr", ":18420", "--public-base-url", "https://tickets.example/", "scanners", "create", "--event", event, "--env", "test", "--name", "Public")
+	require.NoError(t, err)
+	require.Contains(t, out, "Open https://tickets.example/door on the phone", "PUBLIC_BASE_URL, when set, wins")
 }

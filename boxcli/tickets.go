@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/boxoffice/boxoffice/checkin"
 	"github.com/boxoffice/boxoffice/server"
@@ -36,14 +37,16 @@ func ticketsCommand(stdout, stderr io.Writer) *cli.Command {
 			{
 				Name:      "show",
 				Usage:     "one ticket by its code: its state and every scan of it at the door",
-				ArgsUsage: "CODE",
+				ArgsUsage: "CODE (as printed: groups of four, any case)",
 				Flags:     []cli.Flag{jsonFlag()},
 				Action: withMigrated(stderr, func(ctx context.Context, cmd *cli.Command, m *server.Main) error {
-					a, err := args(cmd, "CODE")
-					if err != nil {
+					// The groups of a code pasted without quotes arrive
+					// as several arguments.
+					if cmd.Args().Len() == 0 {
+						_, err := args(cmd, "CODE")
 						return err
 					}
-					rec, err := m.CheckIns.Ticket(ctx, a[0])
+					rec, err := m.CheckIns.Ticket(ctx, strings.Join(cmd.Args().Slice(), " "))
 					if err != nil {
 						return err
 					}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/server"
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/testwait"
 	"github.com/stretchr/testify/require"
 )
 
@@ -47,7 +48,7 @@ func TestWebhookCommands(t *testing.T) {
 	m, err := server.Open(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
 	defer m.Close()
-	require.NoError(t, m.Jobs.Start(ctx))
+	testwait.Start(t, "the job runner", func() error { return m.Jobs.Start(ctx) })
 	defer func() {
 		s, c := context.WithTimeout(context.Background(), 10*time.Second)
 		defer c()

@@ -66,6 +66,9 @@ type Service struct {
 	// Log hears what a feed's follower could not read; nil is
 	// slog.Default().
 	Log *slog.Logger
+	// Observe, when set, learns each scan recorded (not a replay): its
+	// result and reason ("" when admitted). The server gives it its metrics.
+	Observe func(result, reason string)
 }
 
 func (s *Service) log() *slog.Logger {
@@ -145,6 +148,13 @@ func (s *Service) CheckIn(ctx context.Context, sc Scanner, r Request) (v *View, 
 		fingerprint = idempotency.Fingerprint(in.canonical())
 	}
 	v, err = s.record(ctx, sc, in, r.Key, fingerprint, now)
+	if err == nil && s.Observe != nil {
+		reason := ""
+		if v.Reason != nil {
+			reason = *v.Reason
+		}
+		s.Observe(v.Result, reason)
+	}
 	if errors.Is(err, store.ErrConflict) && r.Key != "" {
 		// A scan under the same key was recorded first (a retry, or the
 		// door resending while its first request still ran): everything

@@ -186,7 +186,7 @@ func (s *Service) Ticket(ctx context.Context, code string) (*Record, error) {
 	if !text(code) || clientinput.Length(code) > MaxCode {
 		return nil, notFound
 	}
-	t, err := store.DoorTicketByCode(ctx, s.DB, strings.ToUpper(code))
+	t, err := store.DoorTicketByCode(ctx, s.DB, store.TypedCode(code))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, notFound
 	}

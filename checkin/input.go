@@ -84,7 +84,7 @@ func validate(in *Input, problems apperr.Details, now time.Time) (*scan, error) 
 	case clientinput.Length(code) > MaxCode:
 		d.Add("code", fmt.Sprintf("must be at most %d characters", MaxCode))
 	default:
-		s.code = strings.ToUpper(code)
+		s.code = store.TypedCode(code)
 	}
 	switch {
 	case in.EventdateID == nil && d["eventdate_id"] != nil:

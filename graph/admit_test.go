@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/boxoffice/boxoffice/auth"
+	"github.com/boxoffice/boxoffice/testwait"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,7 +34,7 @@ func TestAdmit(t *testing.T) {
 	for range 6 {
 		wg.Go(func() { h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/graphql", nil)) })
 	}
-	require.Eventually(t, func() bool { return running.Load() == 2 }, 5*time.Second, time.Millisecond)
+	testwait.For(t, 5*time.Second, "two requests running", func() bool { return running.Load() == 2 })
 
 	ctx, cancel := context.WithCancel(context.Background())
 	gone := make(chan struct{})
@@ -84,11 +85,11 @@ func TestAdmit_Share(t *testing.T) {
 					h.ServeHTTP(httptest.NewRecorder(), asApp(httptest.NewRequest(http.MethodPost, fmt.Sprintf("/graphql?block=1&id=a%d", i), nil), 1, c.app, c.env))
 				})
 			}
-			require.Eventually(t, func() bool {
+			testwait.For(t, 5*time.Second, "two requests running", func() bool {
 				n := 0
 				running.Range(func(any, any) bool { n++; return true })
 				return n == 2
-			}, 5*time.Second, time.Millisecond)
+			})
 
 			// Account 2 runs although account 1 has a request waiting and slots remain.
 			h.ServeHTTP(httptest.NewRecorder(), asApp(httptest.NewRequest(http.MethodPost, "/graphql?id=b", nil), 2, 9, "test"))
@@ -131,8 +132,7 @@ func TestAdmit_ScannerShare(t *testing.T) {
 			h.ServeHTTP(httptest.NewRecorder(), asScanner(httptest.NewRequest(http.MethodPost, fmt.Sprintf("/graphql?block=1&id=s%d", i), nil), 5))
 		})
 	}
-	require.Eventually(t, func() bool { return ran("s0") && ran("s1") || ran("s0") && ran("s2") || ran("s1") && ran("s2") },
-		5*time.Second, time.Millisecond)
+	testwait.For(t, 5*time.Second, "two of the scanner's three requests running", func() bool { return ran("s0") && ran("s1") || ran("s0") && ran("s2") || ran("s1") && ran("s2") })
 
 	defer wg.Wait()
 	defer close(release)
@@ -142,8 +142,8 @@ func TestAdmit_ScannerShare(t *testing.T) {
 	wg.Go(func() {
 		h.ServeHTTP(httptest.NewRecorder(), asApp(httptest.NewRequest(http.MethodPost, "/graphql?id=app", nil), 5, 5, "live"))
 	})
-	require.Eventually(t, func() bool { return ran("other") }, 5*time.Second, time.Millisecond, "another scanner runs at once")
-	require.Eventually(t, func() bool { return ran("app") }, 5*time.Second, time.Millisecond, "so does account 5's app")
+	testwait.For(t, 5*time.Second, "another scanner runs at once", func() bool { return ran("other") })
+	testwait.For(t, 5*time.Second, "so does account 5's app", func() bool { return ran("app") })
 	n := 0
 	for _, id := range []string{"s0", "s1", "s2"} {
 		if ran(id) {

@@ -19,6 +19,7 @@ import (
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/boxoffice/boxoffice/testwait"
 	"github.com/boxoffice/boxoffice/tickets"
 	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/boxoffice/boxoffice/webhook/verify"
@@ -225,13 +226,7 @@ func (tb *testBundle) crashed(t *testing.T, eventID string, startedAt time.Time)
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(t, 0, what, cond)
 }
 
 func fastConfig() Config {

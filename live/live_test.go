@@ -12,6 +12,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/boxoffice/boxoffice/testwait"
 	"github.com/stretchr/testify/require"
 )
 
@@ -54,7 +55,7 @@ func recv(t *testing.T, ch <-chan int) int {
 	case v, ok := <-ch:
 		require.True(t, ok, "channel closed")
 		return v
-	case <-time.After(10 * time.Second):
+	case <-testwait.After(t, 10*time.Second):
 		t.Fatal("no value")
 		return 0
 	}
@@ -64,7 +65,7 @@ func recv(t *testing.T, ch <-chan int) int {
 // again) is done and no read is under way.
 func settle(t *testing.T, h *Hub) {
 	t.Helper()
-	require.Eventually(t, func() bool {
+	testwait.For(t, 10*time.Second, "the hub to settle", func() bool {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if h.polls == 0 {
@@ -76,7 +77,7 @@ func settle(t *testing.T, h *Hub) {
 			}
 		}
 		return true
-	}, 10*time.Second, time.Millisecond)
+	})
 }
 
 // Tenants of the tests: app 1 of account 1, in each environment.
@@ -142,7 +143,7 @@ func TestHub(t *testing.T) {
 		src := &source{err: errors.New("database down")}
 		ch, err := Subscribe(context.Background(), h, testApp, StockTopic(1), src.read)
 		require.NoError(t, err)
-		require.Eventually(t, func() bool { return src.reads.Load() >= 2 }, 10*time.Second, time.Millisecond, "retried")
+		testwait.For(t, 10*time.Second, "retried", func() bool { return src.reads.Load() >= 2 })
 		src.set(5, nil)
 		require.Equal(t, 5, recv(t, ch))
 	})
@@ -278,7 +279,7 @@ func TestHub(t *testing.T) {
 			case _, ok := <-ch:
 				require.True(t, ok, "channel closed")
 				return true
-			case <-time.After(10 * time.Second):
+			case <-testwait.After(t, 10*time.Second):
 				return false
 			}
 		}
@@ -303,7 +304,7 @@ func TestHub(t *testing.T) {
 		default:
 		}
 		cancel()
-		require.Eventually(t, func() bool { _, open := <-a; return !open }, 10*time.Second, time.Millisecond)
+		testwait.For(t, 10*time.Second, "the watch channel to close", func() bool { _, open := <-a; return !open })
 		require.Equal(t, 1, h.Stats().Subscriptions)
 	})
 	t.Run("CloseFreesEverything", func(t *testing.T) {
@@ -316,7 +317,7 @@ func TestHub(t *testing.T) {
 		recv(t, ch)
 		require.True(t, h.Stats().Polling)
 		cancel()
-		require.Eventually(t, func() bool { return h.Stats() == Stats{} }, 10*time.Second, time.Millisecond, "the poller stops with the last topic")
+		testwait.For(t, 10*time.Second, "the poller stops with the last topic", func() bool { return h.Stats() == Stats{} })
 		h.Close()
 		_, err = Subscribe(context.Background(), h, testApp, StockTopic(1), src.read)
 		require.ErrorIs(t, err, errClosed)

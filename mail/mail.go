@@ -56,6 +56,24 @@ func New(db bun.IDB, smtpURL string, opts ...Option) (Sender, error) {
 	return s, nil
 }
 
+// FromSeller returns the From of a message sent for seller: MAIL_FROM's
+// address, with the seller's name shown first ("Chale Shop via Boxoffice
+// <tickets@example.com>"), so a buyer sees who sold the tickets and that
+// the platform sent them. from that is not an address is returned as it
+// is (the send then fails naming MAIL_FROM).
+func FromSeller(from, seller string) string {
+	a, err := netmail.ParseAddress(from)
+	if err != nil || seller == "" {
+		return from
+	}
+	if a.Name != "" {
+		a.Name = seller + " via " + a.Name
+	} else {
+		a.Name = seller
+	}
+	return a.String()
+}
+
 // CheckFrom reports whether from can be MAIL_FROM: one address, with or
 // without a display name ("Boxoffice <tickets@example.com>").
 func CheckFrom(from string) error {

@@ -23,6 +23,9 @@ type Metrics struct {
 	latency   *prometheus.HistogramVec
 	checkouts *prometheus.CounterVec
 	webhooks  *prometheus.CounterVec
+	issued    *prometheus.CounterVec
+	emails    *prometheus.CounterVec
+	checkIns  *prometheus.CounterVec
 	refunds   *prometheus.CounterVec // WatchRefunds
 }
 
@@ -44,10 +47,19 @@ func NewMetrics(db *sql.DB, depth, reviews func(context.Context) (map[string]int
 			Name: "boxoffice_checkout_outcomes_total", Help: "Checkout session requests by environment and outcome (created or the error code).",
 		}, []string{"environment", "outcome"}),
 		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "boxoffice_webhook_deliveries_total", Help: "Webhook delivery attempts by outcome (delivered, retry, failed).",
+			Name: "boxoffice_webhook_deliveries_total", Help: "Webhook delivery attempts by outcome (delivered, retry, failed; listen_only: the app has no webhook URL, its events go to boxoffice listen alone).",
 		}, []string{"outcome"}),
+		issued: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "boxoffice_tickets_issued_total", Help: "Tickets issued, by environment.",
+		}, []string{"environment"}),
+		emails: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "boxoffice_ticket_emails_total", Help: "Ticket email send attempts by outcome (sent, retry, failed).",
+		}, []string{"outcome"}),
+		checkIns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "boxoffice_check_ins_total", Help: "Door scans recorded, by result (admitted, rejected) and reason (none when admitted).",
+		}, []string{"result", "reason"}),
 	}
-	m.Registry.MustRegister(m.requests, m.latency, m.checkouts, m.webhooks,
+	m.Registry.MustRegister(m.requests, m.latency, m.checkouts, m.webhooks, m.issued, m.emails, m.checkIns,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(db, "boxoffice"),
 		&countCollector{desc: queueDesc, labels: jobStates, read: depth},
@@ -61,6 +73,14 @@ func NewMetrics(db *sql.DB, depth, reviews func(context.Context) (map[string]int
 		for outcome := range checkoutOutcomes {
 			m.checkouts.WithLabelValues(env, outcome)
 		}
+		m.issued.WithLabelValues(env)
+	}
+	for _, outcome := range emailOutcomes {
+		m.emails.WithLabelValues(outcome)
+	}
+	m.checkIns.WithLabelValues(admitted, noReason)
+	for _, reason := range CheckInReasons {
+		m.checkIns.WithLabelValues(rejected, reason)
 	}
 	return m
 }
@@ -92,7 +112,8 @@ func Method(method string) string {
 
 var (
 	environments    = []string{"test", "live"}
-	webhookOutcomes = []string{"delivered", "retry", "failed"}
+	webhookOutcomes = []string{"delivered", "retry", "failed", "listen_only"}
+	emailOutcomes   = []string{"sent", "retry", "failed"}
 	// checkoutOutcomes are "created" and every error code.
 	checkoutOutcomes = func() map[string]bool {
 		out := map[string]bool{"created": true}
@@ -130,6 +151,49 @@ func (m *Metrics) Webhook(outcome string) {
 		outcome = Other
 	}
 	m.webhooks.WithLabelValues(outcome).Inc()
+}
+
+// TicketsIssued records n tickets issued in env.
+func (m *Metrics) TicketsIssued(env string, n int) {
+	if !slices.Contains(environments, env) {
+		env = Other
+	}
+	m.issued.WithLabelValues(env).Add(float64(n))
+}
+
+// TicketEmail records the outcome of one ticket email attempt: sent,
+// retry or failed.
+func (m *Metrics) TicketEmail(outcome string) {
+	if !slices.Contains(emailOutcomes, outcome) {
+		outcome = Other
+	}
+	m.emails.WithLabelValues(outcome).Inc()
+}
+
+// Labels of boxoffice_check_ins_total.
+const (
+	admitted = "admitted"
+	rejected = "rejected"
+	noReason = "none"
+)
+
+// CheckInReasons are the reasons a scan is rejected: checkin.Reasons,
+// which observe's test holds equal (observe imports no capability
+// package).
+var CheckInReasons = []string{"unknown_code", "test_ticket", "wrong_event", "wrong_date", "void", "already_checked_in", "not_inside"}
+
+// CheckIn records one scan recorded at the door: its result and, for a
+// rejection, its reason.
+func (m *Metrics) CheckIn(result, reason string) {
+	switch {
+	case result == admitted:
+		reason = noReason
+	case result != rejected:
+		result, reason = Other, Other
+	case !slices.Contains(CheckInReasons, reason):
+		reason = Other
+	}
+	m.checkIns.WithLabelValues(result, reason).Inc()
 }
 
 var queueDesc = prometheus.NewDesc("boxoffice_jobs", "Background jobs by state (River), read at scrape time.", []string{"state"}, nil)

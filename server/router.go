@@ -39,7 +39,7 @@ import (
 func (m *Main) Handler() http.Handler {
 	r := chi.NewRouter()
 	// GetHead: HEAD is answered wherever GET is (chi's r.Get is GET only).
-	r.Use(m.logRequests, m.recoverer, m.limitBody, middleware.GetHead)
+	r.Use(m.logRequests, m.recoverer, m.limitBody, Compress, middleware.GetHead)
 	r.Get("/healthz", m.healthz)
 	r.Get("/readyz", m.readyz)
 	r.NotFound(notFound)

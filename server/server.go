@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/boxoffice/boxoffice/accounts"
@@ -131,11 +132,37 @@ type Config struct {
 	MailRetryBase time.Duration
 }
 
+// BaseURLFor is PUBLIC_BASE_URL's default: the server that listens on addr
+// (ADDR), as a browser on this machine reaches it. An unspecified or
+// missing host is localhost, so ":18420" is http://localhost:18420; an addr
+// that is not host:port is taken as a host.
+func BaseURLFor(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		host, port = addr, ""
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	if port == "" || port == "80" {
+		return "http://" + hostOnly(host)
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// hostOnly brackets an IPv6 address for a URL without a port.
+func hostOnly(host string) string {
+	if strings.Contains(host, ":") {
+		return "[" + host + "]"
+	}
+	return host
+}
+
 // DefaultConfig returns the defaults docs/operator.md documents.
 func DefaultConfig() Config {
 	d := checkout.DefaultConfig()
 	return Config{
-		DatabaseURL: store.DefaultURL, Addr: ":8080", AdminAddr: "127.0.0.1:9090", PublicBaseURL: d.PublicBaseURL,
+		DatabaseURL: store.DefaultURL, Addr: ":8080", AdminAddr: "127.0.0.1:9090", PublicBaseURL: BaseURLFor(":8080"),
 		SandboxExpiry: d.SandboxExpiry, LiveExpiry: d.LiveExpiry,
 		FreeDailyAppCap: d.FreeDailyAppCap, FreeDailyBuyerEventCap: d.FreeDailyBuyerEventCap, FreeDailyAccountCap: d.FreeDailyAccountCap,
 		WebhookRetryBase: webhook.DefaultRetryBase, Jobs: jobs.DefaultConfig(),
@@ -283,8 +310,9 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	}
 	m.TicketPDFs = &ticketdoc.PDFCache{}
 	m.Tickets = &tickets.Service{DB: db, Now: now, PublicBaseURL: cfg.PublicBaseURL, Mail: m.Mail, From: cfg.MailFrom,
-		Webhooks: m.Webhooks, PDFs: m.TicketPDFs}
-	m.CheckIns = &checkin.Service{DB: db, Dates: readcache.CheckoutCatalog{DB: db}, Webhooks: m.Webhooks, Now: now, Log: log}
+		Webhooks: m.Webhooks, PDFs: m.TicketPDFs, ObserveIssued: m.Metrics.TicketsIssued, ObserveEmail: m.Metrics.TicketEmail}
+	m.CheckIns = &checkin.Service{DB: db, Dates: readcache.CheckoutCatalog{DB: db}, Webhooks: m.Webhooks, Now: now, Log: log,
+		Observe: m.Metrics.CheckIn}
 	m.Checkout = &checkout.Service{DB: db, Idempotency: m.Idempotency, Webhooks: m.Webhooks, Tickets: m.Tickets, Payments: m.Payments, Now: now, Config: checkout.Config{
 		PublicBaseURL: cfg.PublicBaseURL, SandboxExpiry: cfg.SandboxExpiry, LiveExpiry: cfg.LiveExpiry,
 		FreeDailyAppCap: cfg.FreeDailyAppCap, FreeDailyBuyerEventCap: cfg.FreeDailyBuyerEventCap, FreeDailyAccountCap: cfg.FreeDailyAccountCap,

@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/boxoffice/boxoffice/store"
+	"github.com/boxoffice/boxoffice/testwait"
 	"github.com/stretchr/testify/require"
 )
 
 // waitJobs waits until the open batch of key has n callers.
 func waitJobs(t *testing.T, g *store.GroupCommit[int], key string, n int) {
 	t.Helper()
-	require.Eventually(t, func() bool { return g.Waiting(key) == n }, 10*time.Second, time.Millisecond)
+	testwait.For(t, 10*time.Second, "n writers waiting", func() bool { return g.Waiting(key) == n })
 }
 
 // TestGroupCommit: callers that arrive while every writer of their key is

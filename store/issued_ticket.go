@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
@@ -137,6 +139,19 @@ func OrderDetails(ctx context.Context, db bun.IDB, orderIDs []int64) (map[int64]
 		out[id].Refunds = rs
 	}
 	return out, nil
+}
+
+// TypedCode is a ticket code as a person types or pastes it, read as the
+// code it names: ticket pages and PDFs print codes in groups of four, and
+// the door page takes them with spaces, hyphens and lower case, so every
+// door that takes a typed code reads it alike.
+func TypedCode(s string) string {
+	return strings.ToUpper(strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) || r == '-' {
+			return -1
+		}
+		return r
+	}, s))
 }
 
 // IssuedTicketByCode returns the ticket with this code. Errors: ErrNotFound.

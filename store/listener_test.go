@@ -10,6 +10,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/boxoffice/boxoffice/testwait"
 	"github.com/stretchr/testify/require"
 )
 
@@ -25,25 +26,19 @@ func listenerPIDs(t *testing.T, db *store.DB) []int {
 	return pids
 }
 
-// waitUntil polls cond for up to 10 s.
+// waitUntil polls cond until it holds (testwait).
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.For(t, 0, what, cond)
 }
 
-// receive returns the next value of ch, waiting up to 10 s.
+// receive returns the next value of ch, waiting until testwait's deadline.
 func receive[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()
 	select {
 	case v := <-ch:
 		return v
-	case <-time.After(10 * time.Second):
+	case <-testwait.After(t, 0):
 		t.Fatalf("timed out waiting for %s", what)
 	}
 	panic("unreachable")

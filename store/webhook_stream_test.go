@@ -10,6 +10,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/boxoffice/boxoffice/testwait"
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
 )
@@ -135,14 +136,8 @@ func TestWebhookStreamCommitOrder(t *testing.T) {
 	require.Equal(t, []string{first, second}, ids(events), "both, in the order they were written")
 }
 
-// waitForStream polls cond until it holds or ten seconds pass.
+// waitForStream polls cond until it holds (testwait).
 func waitForStream(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out waiting for the stream")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, 0, "the stream", cond)
 }

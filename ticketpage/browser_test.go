@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/testwait"
 	"github.com/boxoffice/boxoffice/ticketdoc"
 	"github.com/boxoffice/boxoffice/ticketdoc/ticketdoctest"
 	"github.com/chromedp/cdproto/page"
@@ -69,7 +70,7 @@ func newChromium(t *testing.T, execPath string) context.Context {
 			t.Logf("chromium output:\n%s", output)
 		}
 	})
-	base, cancelBase := context.WithTimeout(context.Background(), 5*time.Minute) // far above the ~5 s this package's browser tests take; a loaded machine is several times slower
+	base, cancelBase := context.WithTimeout(context.Background(), 10*time.Minute) // far above the ~5 s this package's browser tests take and Chromium's start (WSURLReadTimeout); a loaded machine is many times slower
 	t.Cleanup(cancelBase)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(execPath),
@@ -84,6 +85,9 @@ func newChromium(t *testing.T, execPath string) context.Context {
 		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1280, 900),
 		chromedp.CombinedOutput(output),
+		// chromedp gives Chromium 20 s to print its DevTools address; a
+		// loaded machine starting several browsers at once took longer.
+		chromedp.WSURLReadTimeout(testwait.Patience),
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(base, opts...)
 	t.Cleanup(cancelAlloc)

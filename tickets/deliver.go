@@ -125,8 +125,10 @@ func (s *Service) SendEmail(ctx context.Context, orderID int64, last bool) error
 	case mail.IsPermanent(sendErr) || last:
 		status = store.TicketsEmailFailed
 	default:
+		s.observeEmail("retry")
 		return sendErr
 	}
+	s.observeEmail(status)
 	// Recorded after the server accepted it: a crash in between is the one
 	// window in which a retry sends the email twice.
 	if err := store.SetTicketsEmail(context.WithoutCancel(ctx), s.DB, o.ID, status, s.Now().UTC()); err != nil {
@@ -138,13 +140,26 @@ func (s *Service) SendEmail(ctx context.Context, orderID int64, last bool) error
 	return nil
 }
 
-// compose writes the ticket email of an order: the event in the subject,
-// a text and an HTML part with the ticket page's link, the PDF attached.
+// observeEmail tells ObserveEmail, when set, an attempt's outcome.
+func (s *Service) observeEmail(outcome string) {
+	if s.ObserveEmail != nil {
+		s.ObserveEmail(outcome)
+	}
+}
+
+// compose writes the ticket email of an order: from the seller (the
+// app's name) on MAIL_FROM's address, the event in the subject, a text
+// and an HTML part with the ticket page's link, the PDF attached.
 func (s *Service) compose(ctx context.Context, o *store.Order) (*mail.Message, error) {
 	p, err := s.page(ctx, o)
 	if err != nil {
 		return nil, err
 	}
+	app, err := store.AppByID(ctx, s.DB, o.AppID)
+	if err != nil {
+		return nil, err
+	}
+	seller := strings.Join(strings.Fields(app.Name), " ")
 	var pdf []byte
 	if s.PDFs != nil {
 		pdf, err = s.PDFs.PDF(ctx, p)
@@ -156,7 +171,7 @@ func (s *Service) compose(ctx context.Context, o *store.Order) (*mail.Message, e
 	if err != nil {
 		return nil, err
 	}
-	d := emailData{Order: p, URL: URL(s.PublicBaseURL, *o.TicketsToken), Count: len(p.Tickets),
+	d := emailData{Order: p, Seller: seller, URL: URL(s.PublicBaseURL, *o.TicketsToken), Count: len(p.Tickets),
 		When: p.Start.Format("Mon, 2 Jan 2006 · 3:04 PM MST")}
 	var text, html bytes.Buffer
 	if err := emailText.Execute(&text, d); err != nil {
@@ -166,7 +181,7 @@ func (s *Service) compose(ctx context.Context, o *store.Order) (*mail.Message, e
 		return nil, err
 	}
 	return &mail.Message{
-		From: s.From, To: o.CustomerEmail, OrderID: o.ID,
+		From: mail.FromSeller(s.From, seller), To: o.CustomerEmail, OrderID: o.ID,
 		Subject: fmt.Sprintf("Your tickets for %s", p.EventName),
 		Text:    text.String(), HTML: html.String(),
 		Attachments: []mail.Attachment{{Name: ticketdoc.PDFName(p), ContentType: "application/pdf", Data: pdf}},
@@ -175,10 +190,11 @@ func (s *Service) compose(ctx context.Context, o *store.Order) (*mail.Message, e
 
 // emailData is what the email templates show.
 type emailData struct {
-	Order *ticketdoc.Order
-	URL   string
-	Count int
-	When  string
+	Order  *ticketdoc.Order
+	Seller string
+	URL    string
+	Count  int
+	When   string
 }
 
 var emailText = texttemplate.Must(texttemplate.New("text").Parse(`Your tickets for {{.Order.EventName}}
@@ -186,7 +202,7 @@ var emailText = texttemplate.Must(texttemplate.New("text").Parse(`Your tickets f
 {{.When}}
 {{if .Order.Venue}}{{.Order.Venue}}{{if .Order.Address}}, {{.Order.Address}}{{end}}{{else}}Online{{end}}
 
-{{.Count}} ticket{{if ne .Count 1}}s{{end}}, order {{.Order.Reference}}:
+{{.Count}} ticket{{if ne .Count 1}}s{{end}}, order {{.Order.Reference}}, sold by {{.Seller}}:
 {{range .Order.Tickets}}  - {{.TicketName}} ({{.Position}} of {{.Total}})
 {{end}}
 Show them at the door from your ticket page, which has a QR code for each:
@@ -204,6 +220,6 @@ var emailHTML = template.Must(template.New("html").Parse(`<!doctype html>
 <p style="margin:0 0 16px;color:#52525b">{{if .Order.Venue}}{{.Order.Venue}}{{if .Order.Address}}, {{.Order.Address}}{{end}}{{else}}Online{{end}}</p>
 <ul style="padding-left:20px;margin:0 0 20px">{{range .Order.Tickets}}<li>{{.TicketName}} ({{.Position}} of {{.Total}})</li>{{end}}</ul>
 <p style="margin:0 0 20px"><a href="{{.URL}}" style="display:inline-block;background:#18181b;color:#fff;text-decoration:none;padding:12px 20px;border-radius:8px;font-weight:600">Show my tickets</a></p>
-<p style="margin:0;color:#52525b;font-size:13px">Order {{.Order.Reference}}. The tickets are also attached as a PDF. Anyone with the link or the PDF can use them, so keep them to yourself.</p>
+<p style="margin:0;color:#52525b;font-size:13px">Order {{.Order.Reference}}, sold by {{.Seller}}. The tickets are also attached as a PDF. Anyone with the link or the PDF can use them, so keep them to yourself.</p>
 </div></body></html>
 `))

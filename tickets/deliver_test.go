@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"html"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -131,9 +132,12 @@ func TestSendEmail(t *testing.T) {
 		t.Run("OK", func(t *testing.T) {
 			srv := mailtest.Start(t, false)
 			svc := sender(mustSMTP(t, srv))
+			var outcomes []string
+			svc.ObserveEmail = func(outcome string) { outcomes = append(outcomes, outcome) }
 			o := queued(t)
 			require.NoError(t, svc.SendEmail(ctx, o.ID, false))
 			requireStatus(t, o, store.TicketsEmailSent)
+			require.Equal(t, []string{"sent"}, outcomes, "the attempt is counted")
 
 			msgs := srv.Messages()
 			require.Equal(t, 1, len(msgs))
@@ -141,12 +145,18 @@ func TestSendEmail(t *testing.T) {
 			require.Equal(t, "tickets@boxoffice.example", msgs[0].From)
 			e := readEmail(t, msgs[0].Data)
 			require.Equal(t, "Your tickets for Highlife Night at the Conference Centre", e.Subject)
+			// The seller, the app the order was made through, names the email.
+			from, err := new(netmail.AddressParser).Parse(e.From)
+			require.NoError(t, err)
+			require.Equal(t, b.Demo.App.App.Name+" via Boxoffice", from.Name)
+			require.Equal(t, "tickets@boxoffice.example", from.Address)
 			link := "https://tickets.example/tickets/" + *o.TicketsToken
 			require.Contains(t, e.Text, "\n"+link+"\n")
-			require.Contains(t, e.Text, "2 tickets, order "+o.Reference+":\n  - Regular (1 of 2)\n  - Regular (2 of 2)\n")
+			require.Contains(t, e.Text, "2 tickets, order "+o.Reference+", sold by "+b.Demo.App.App.Name+":\n  - Regular (1 of 2)\n  - Regular (2 of 2)\n")
 			require.Contains(t, e.Text, "Accra International Conference Centre, Castle Road, Accra, Greater Accra")
 			require.Contains(t, e.HTML, `href="`+link+`"`)
 			require.Contains(t, e.HTML, "<li>Regular (2 of 2)</li>")
+			require.Contains(t, e.HTML, "sold by "+html.EscapeString(b.Demo.App.App.Name)+".")
 			require.Len(t, e.Files, 1)
 			pdf := e.Files["tickets-"+o.Reference+".pdf"]
 			require.True(t, bytes.HasPrefix(pdf, []byte("%PDF-")), "the tickets are attached as a PDF")
@@ -158,6 +168,7 @@ func TestSendEmail(t *testing.T) {
 			// nothing more is sent.
 			require.NoError(t, svc.SendEmail(ctx, o.ID, false))
 			require.Equal(t, 1, len(srv.Messages()), "one email")
+			require.Equal(t, []string{"sent"}, outcomes, "nothing sent, nothing counted")
 		})
 
 		// The development mailbox is a sender like SMTP: the message is

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"strings"
 	texttemplate "text/template"
 
 	"github.com/boxoffice/boxoffice/catalog"
@@ -68,6 +69,11 @@ func (s *Service) composeRefund(ctx context.Context, o *store.Order, r *store.Re
 	if err != nil {
 		return nil, err
 	}
+	app, err := store.AppByID(ctx, s.DB, o.AppID)
+	if err != nil {
+		return nil, err
+	}
+	seller := strings.Join(strings.Fields(app.Name), " ")
 	var cancelled []ticketdoc.Ticket
 	ts, err := store.TicketsOfRefunds(ctx, s.DB, []int64{r.ID})
 	if err != nil {
@@ -86,7 +92,7 @@ func (s *Service) composeRefund(ctx context.Context, o *store.Order, r *store.Re
 		return nil, err
 	}
 	return &mail.Message{
-		From: s.From, To: o.CustomerEmail, OrderID: o.ID,
+		From: mail.FromSeller(s.From, seller), To: o.CustomerEmail, OrderID: o.ID,
 		Subject: fmt.Sprintf("Refund of %s for %s", d.Amount, p.EventName),
 		Text:    text.String(), HTML: html.String(),
 	}, nil

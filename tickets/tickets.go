@@ -40,6 +40,11 @@ type Service struct {
 	// page so an order's version is drawn once for both; nil renders
 	// each email's own.
 	PDFs *ticketdoc.PDFCache
+	// ObserveIssued, when set, learns of n tickets issued in an
+	// environment; ObserveEmail of each ticket email attempt's outcome
+	// (sent, retry, failed). The server gives them its metrics.
+	ObserveIssued func(env string, n int)
+	ObserveEmail  func(outcome string)
 }
 
 // TestCodePrefix begins the code of every test ticket; no live code does.
@@ -131,5 +136,10 @@ func (s *Service) Issue(ctx context.Context, tx bun.Tx, o *store.Order, items []
 		}
 	}
 	o.TicketsToken, o.TicketsEmailStatus = &token, email
+	// Counted in the transaction that issues them: one that fails after
+	// this (at its commit) counts tickets its retry issues and counts again.
+	if s.ObserveIssued != nil {
+		s.ObserveIssued(o.Environment, len(ts))
+	}
 	return ts, nil
 }

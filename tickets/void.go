@@ -109,7 +109,7 @@ func (s *Service) named(ctx context.Context, tx bun.Tx, code, ref string) (*stor
 		if !utf8.ValidString(code) || strings.ContainsFunc(code, hidden) || clientinput.Length(code) > 128 {
 			return nil, nil, notFound
 		}
-		t, err := store.IssuedTicketByCode(ctx, tx, strings.ToUpper(code))
+		t, err := store.IssuedTicketByCode(ctx, tx, store.TypedCode(code))
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, nil, notFound
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/boxoffice/boxoffice/ticketdoc"
 	"github.com/boxoffice/boxoffice/tickets"
 	"github.com/boxoffice/boxoffice/webhook"
 	"github.com/stretchr/testify/require"
@@ -171,9 +172,10 @@ func TestVoid(t *testing.T) {
 		t.Run("OKByCode", func(t *testing.T) {
 			v := b.highlife(t, store.EnvLive, 2)
 			before := b.voidEvents(t, b.order(t, v.Reference).ID)
-			// Read as the door reads it: surrounding space and lower case
-			// name the same ticket.
-			out, err := svc.Void(ctx, tickets.VoidRequest{Code: "  " + strings.ToLower(v.Tickets[1].Code) + " ", Reason: "  duplicate booking "})
+			// Read as the door reads it: as printed (groups of four), with
+			// surrounding space and in lower case, it names the same ticket.
+			printed := strings.Join(ticketdoc.Groups(v.Tickets[1].Code), " ")
+			out, err := svc.Void(ctx, tickets.VoidRequest{Code: "  " + strings.ToLower(printed) + " ", Reason: "  duplicate booking "})
 			require.NoError(t, err)
 			require.Equal(t, 1, out.Voided)
 			require.Len(t, out.Tickets, 1)

@@ -287,6 +287,9 @@ const finishWaits = 40
 // a disabled or deleted endpoint).
 var ErrGiveUp = errors.New("webhook: delivery cannot succeed")
 
+// errNoURL gives up the delivery of an app without a webhook URL.
+var errNoURL = fmt.Errorf("%w: the app has no webhook URL", ErrGiveUp)
+
 // Deliver makes one delivery attempt of an event to one endpoint
 // (endpointID "" is the endpoint that follows the app's webhook URL in
 // the event's environment: jobs queued before endpoints existed) and
@@ -384,7 +387,13 @@ func (s *Service) Deliver(ctx context.Context, eventID, endpointID string, last 
 		return err
 	}
 	if s.Observe != nil {
-		s.Observe(map[string]string{store.WebhookDelivered: "delivered", store.WebhookPending: "retry", store.WebhookFailed: "failed"}[outcome])
+		label := map[string]string{store.WebhookDelivered: "delivered", store.WebhookPending: "retry", store.WebhookFailed: "failed"}[outcome]
+		if errors.Is(derr, errNoURL) {
+			// Nothing to post to: its events reach boxoffice listen alone,
+			// which is no failure to alert on.
+			label = "listen_only"
+		}
+		s.Observe(label)
 	}
 	s.Log.Info("webhook delivery", "event_id", ev.ID, "type", ev.Type, "app_id", ev.AppID, "endpoint_id", t.ID,
 		"attempt", attempt, "status", status, "latency_ms", rec.LatencyMS, "outcome", outcome, "error", rec.Error)
@@ -426,7 +435,7 @@ func (s *Service) targetOf(ctx context.Context, ev *store.WebhookEvent, app *sto
 // (0 when none).
 func (s *Service) send(ctx context.Context, t *target, ev *store.WebhookEvent) (int, error) {
 	if t.url == "" {
-		return 0, fmt.Errorf("%w: the app has no webhook URL", ErrGiveUp)
+		return 0, errNoURL
 	}
 	u, err := url.Parse(t.url)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && !(s.AllowPrivate && u.Scheme == "http")) {

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/boxoffice/boxoffice/store/storetest"
 	"github.com/chromedp/cdproto/network"
@@ -94,7 +93,7 @@ func TestAPIReferenceInBrowser(t *testing.T) {
 			return err
 		}),
 		chromedp.Navigate(base+"/docs"),
-		chromedp.Poll(`document.body.innerText.includes("List published events")`, nil, chromedp.WithPollingTimeout(30*time.Second)),
+		chromedp.Poll(`document.body.innerText.includes("List published events")`, nil, browserPoll),
 		chromedp.Text(`body`, &text, chromedp.ByQuery),
 	)
 	for _, want := range []string{"Boxoffice Developer API", "List published events", "Checkout", "Webhooks"} {
@@ -127,11 +126,11 @@ func TestAPIReferenceInBrowser(t *testing.T) {
 	// Try it: paste the test key once, open the client of GET /events and send.
 	run("paste the key", chromedp.SendKeys(`input.scalar-password-input`, tb.testKey, chromedp.ByQuery))
 	run("open the client of GET /api/v1/events",
-		chromedp.Poll(clickByText("#reference a, #reference button", "List published events"), nil, chromedp.WithPollingTimeout(10*time.Second)),
-		chromedp.Poll(clickByText("button", "(get /api/v1/events)"), nil, chromedp.WithPollingTimeout(30*time.Second)))
-	run("send", chromedp.Poll(clickByText("button", "Send get request"), nil, chromedp.WithPollingTimeout(10*time.Second)))
+		chromedp.Poll(clickByText("#reference a, #reference button", "List published events"), nil, browserPoll),
+		chromedp.Poll(clickByText("button", "(get /api/v1/events)"), nil, browserPoll))
+	run("send", chromedp.Poll(clickByText("button", "Send get request"), nil, browserPoll))
 	// The answer shows the demo catalog's events.
-	run("read the answer", chromedp.Poll(`document.body.innerText.includes("Highlife Night")`, nil, chromedp.WithPollingTimeout(30*time.Second)))
+	run("read the answer", chromedp.Poll(`document.body.innerText.includes("Highlife Night")`, nil, browserPoll))
 	mu.Lock()
 	status := 0
 	for u, code := range answered {

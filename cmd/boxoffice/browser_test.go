@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/boxoffice/boxoffice/testwait"
 	"github.com/boxoffice/boxoffice/webhook/verify"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
@@ -90,9 +91,9 @@ func newChromium(t *testing.T, execPath string, extra ...chromedp.ExecAllocatorO
 	// A bound for the whole browser session, far above the door page's
 	// test (the longest: about a minute with the race detector on a quiet
 	// machine, three on a loaded one, with every browser test of the
-	// package running at once); a step that hangs fails sooner, at
-	// browserStepTimeout.
-	base, cancelBase := context.WithTimeout(context.Background(), 15*time.Minute)
+	// package running at once) and below make test's -timeout 30m; a step
+	// that hangs fails sooner, at browserStepTimeout.
+	base, cancelBase := context.WithTimeout(context.Background(), 25*time.Minute)
 	t.Cleanup(cancelBase)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(execPath),
@@ -108,6 +109,9 @@ func newChromium(t *testing.T, execPath string, extra ...chromedp.ExecAllocatorO
 		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1280, 900),
 		chromedp.CombinedOutput(output),
+		// chromedp gives Chromium 20 s to print its DevTools address; a
+		// loaded machine starting several browsers at once took longer.
+		chromedp.WSURLReadTimeout(testwait.Patience),
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(base, append(opts, extra...)...)
 	t.Cleanup(cancelAlloc) // waits for the browser process to exit
@@ -124,8 +128,14 @@ func newChromium(t *testing.T, execPath string, extra ...chromedp.ExecAllocatorO
 
 // browserStepTimeout bounds one step of browserSteps: far above any step
 // seen (25 s, on a 2-core machine running every browser test of the
-// package at once under the race detector), far below the session's bound.
-const browserStepTimeout = 90 * time.Second
+// package at once under the race detector; several times that with
+// another suite running), below the session's bound. A step that polls
+// the page polls for browserPoll, less than this, so it fails saying what
+// it waited for.
+const browserStepTimeout = 2 * testwait.Patience
+
+// browserPoll bounds chromedp.Poll in a step: only a stuck page reaches it.
+var browserPoll = chromedp.WithPollingTimeout(testwait.Patience)
 
 // browserSteps returns a function that runs one named step of actions in
 // ctx's browser, failing the test with the step's name, and logs how long
@@ -334,7 +344,7 @@ func TestPlaygroundSubscriptionInBrowser(t *testing.T) {
 		run(step, chromedp.Poll(`(function () {
 			var t = document.querySelector('.result-window .CodeMirror').CodeMirror.getValue();
 			return t.indexOf(`+strconv.Quote(want)+`) >= 0 ? t : false;
-		})()`, &text, chromedp.WithPollingTimeout(liveWait)))
+		})()`, &text, browserPoll))
 		return text
 	}
 
@@ -357,7 +367,7 @@ func TestPlaygroundSubscriptionInBrowser(t *testing.T) {
 			var e = document.querySelector('.graphiql-query-editor .CodeMirror');
 			var q = e && e.CodeMirror.getValue();
 			return q === `+strconv.Quote(query)+` ? q : false;
-		})()`, &shown, chromedp.WithPollingTimeout(liveWait)),
+		})()`, &shown, browserPoll),
 		chromedp.Click(`.graphiql-execute-button`, chromedp.ByQuery, chromedp.NodeVisible),
 	)
 	require.Equal(t, query, shown)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/seed"
 	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/boxoffice/boxoffice/testwait"
 	"github.com/stretchr/testify/require"
 )
 
@@ -75,7 +76,7 @@ func TestStalledBodiesAreCut(t *testing.T) {
 					_, _ = io.Copy(&answer, conn)
 					close(closed)
 				}()
-				deadline := time.After(10 * time.Second)
+				deadline := testwait.After(t, 10*time.Second)
 				tick := time.NewTicker(50 * time.Millisecond)
 				defer tick.Stop()
 				for {
@@ -95,7 +96,7 @@ func TestStalledBodiesAreCut(t *testing.T) {
 						}
 						return
 					case <-deadline:
-						t.Fatalf("%s %s: the connection is still open 10 s after a read timeout of %s", rt.method, rt.path, readTimeout)
+						t.Fatalf("%s %s: the connection is still open minutes after a read timeout of %s", rt.method, rt.path, readTimeout)
 					case <-tick.C:
 						if trickle {
 							_, _ = conn.Write([]byte(" "))
@@ -171,8 +172,7 @@ func TestClientThatLeaves(t *testing.T) {
 			}
 			// Every abandoned request has ended on the server before the
 			// lock goes: each logs its line when it returns.
-			require.Eventually(t, func() bool { return strings.Count(logs.String(), `"status":499`) == 6 },
-				10*time.Second, 20*time.Millisecond, "six requests logged as 499:\n%s", logs.String())
+			waitFor(t, 10*time.Second, "six requests logged as 499", func() bool { return strings.Count(logs.String(), `"status":499`) == 6 })
 			require.NoError(t, tx.Rollback())
 
 			sc := bufio.NewScanner(strings.NewReader(logs.String()))

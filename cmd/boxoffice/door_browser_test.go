@@ -229,7 +229,7 @@ func TestDoorInBrowser(t *testing.T) {
 	// shown (n), and returns it.
 	nextResult := func(n int) shown {
 		t.Helper()
-		run("wait for a result", chromedp.Poll(`window.__results.length > `+strconv.Itoa(n), nil, chromedp.WithPollingTimeout(20*time.Second)))
+		run("wait for a result", chromedp.Poll(`window.__results.length > `+strconv.Itoa(n), nil, browserPoll))
 		return results()[n]
 	}
 	// dismiss taps the result away, unless it went by itself already (a
@@ -240,7 +240,7 @@ func TestDoorInBrowser(t *testing.T) {
 		run("tap the result away",
 			chromedp.Sleep(400*time.Millisecond),
 			chromedp.Evaluate(`(function () { var r = document.getElementById("result"); if (!r.hidden) { r.click(); } return true; })()`, nil),
-			chromedp.Poll(`document.getElementById("result").hidden`, nil, chromedp.WithPollingTimeout(10*time.Second)),
+			chromedp.Poll(`document.getElementById("result").hidden`, nil, browserPoll),
 		)
 	}
 	// typeCode submits a code in the text field and returns the result.
@@ -285,7 +285,7 @@ func TestDoorInBrowser(t *testing.T) {
 		chromedp.WaitVisible(`#key-error`, chromedp.ByQuery))
 	require.Contains(t, text(`#key-error`), "app's API key")
 	run("paste a wrong scanner key", chromedp.SetValue(`#key`, "svc_scan_test_nope", chromedp.ByQuery), chromedp.Click(`#key-go`, chromedp.ByQuery),
-		chromedp.Poll(`document.getElementById("key-error").textContent.indexOf("not valid") >= 0`, nil, chromedp.WithPollingTimeout(10*time.Second)))
+		chromedp.Poll(`document.getElementById("key-error").textContent.indexOf("not valid") >= 0`, nil, browserPoll))
 	run("paste the scanner key", chromedp.SetValue(`#key`, door, chromedp.ByQuery), chromedp.Click(`#key-go`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#date-`+date, chromedp.ByQuery))
 	require.Equal(t, "Chale Wote Street Art Festival", text(`#bar-event`))
@@ -301,13 +301,13 @@ func TestDoorInBrowser(t *testing.T) {
 	require.Equal(t, shown{Kind: "admitted", Word: "ADMITTED", Ticket: cameraLine}, got)
 	requireSent(lastSent(), camera["code"].(string), "entry", "")
 	fitsWidth("the result", 390)
-	run("wait for the scan screen again", chromedp.Poll(`document.getElementById("result").hidden`, nil, chromedp.WithPollingTimeout(10*time.Second)))
+	run("wait for the scan screen again", chromedp.Poll(`document.getElementById("result").hidden`, nil, browserPoll))
 
 	// The ticket stays in front of the camera: it is the same scan.
 	run("keep the ticket in view", chromedp.Sleep(4*time.Second))
 	require.Len(t, sent.all(), 1, "a code the camera keeps seeing is sent once")
 	require.Len(t, results(), 1)
-	run("wait for the counts", chromedp.Poll(`document.getElementById("n-checked").textContent === "1"`, nil, chromedp.WithPollingTimeout(15*time.Second)))
+	run("wait for the counts", chromedp.Poll(`document.getElementById("n-checked").textContent === "1"`, nil, browserPoll))
 	require.Equal(t, "1", text(`#n-inside`))
 	require.Equal(t, "4", text(`#n-issued`), "the date's four tickets")
 	require.Contains(t, text(`#camera-state`), "QR code")
@@ -383,7 +383,7 @@ func TestDoorInBrowser(t *testing.T) {
 	require.Regexp(t, `^Already checked in at \d\d:\d\d$`, got.Reason)
 	require.Equal(t, cameraLine, got.Ticket)
 	requireSent(lastSent(), camera["code"].(string), "entry", "North gate")
-	run("wait for the scan screen", chromedp.Poll(`document.getElementById("result").hidden`, nil, chromedp.WithPollingTimeout(10*time.Second)))
+	run("wait for the scan screen", chromedp.Poll(`document.getElementById("result").hidden`, nil, browserPoll))
 	fitsWidth("the scan screen", 1280)
 	shoot("door-scan-1280.png")
 	// The answer to this one is lost on its way back: the page asks again

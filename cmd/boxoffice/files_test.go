@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/testwait"
 	"github.com/stretchr/testify/require"
 )
 
@@ -110,7 +111,7 @@ func serveIn(t *testing.T, dir string, check func(), env ...string) {
 	case <-listening:
 	case err := <-done:
 		t.Fatalf("serve exited before listening: %v", err)
-	case <-time.After(60 * time.Second):
+	case <-testwait.After(t, 60*time.Second):
 		t.Fatal("serve did not start")
 	}
 	check()
@@ -118,7 +119,7 @@ func serveIn(t *testing.T, dir string, check func(), env ...string) {
 	select {
 	case err := <-done:
 		require.NoError(t, err)
-	case <-time.After(25 * time.Second):
+	case <-testwait.After(t, 25*time.Second):
 		t.Fatal("serve did not stop after SIGTERM")
 	}
 }

@@ -18,13 +18,15 @@ import (
 	"github.com/boxoffice/boxoffice/live"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/boxoffice/boxoffice/testwait"
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
 	"github.com/stretchr/testify/require"
 )
 
-// liveWait bounds every wait for a message: PostgreSQL's NOTIFY or
-// SQLite's poll, on a busy machine.
+// liveWait is the longest a message takes on a quiet machine: PostgreSQL's
+// NOTIFY or SQLite's poll. Waits give up only at testwait's deadline for
+// it, minutes away, so a loaded machine never changes a verdict.
 const liveWait = 15 * time.Second
 
 // liveMsg is one graphql-transport-ws message.
@@ -52,7 +54,7 @@ type liveClient struct {
 // refuses the connection.
 func dialLive(t testing.TB, srvURL string, payload any) (*liveClient, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), liveWait)
+	ctx, cancel := testwait.Context(t, liveWait)
 	defer cancel()
 	conn, res, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srvURL, "http")+"/graphql",
 		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
@@ -68,7 +70,7 @@ func dialLive(t testing.TB, srvURL string, payload any) (*liveClient, error) {
 		return c, nil
 	case <-c.done:
 		return nil, c.err
-	case <-time.After(liveWait):
+	case <-testwait.After(t, liveWait):
 		t.Fatal("no connection_ack")
 		return nil, nil
 	}
@@ -127,8 +129,8 @@ func (c *liveClient) recv(id string) liveMsg {
 			c.pending[m.ID] = append(c.pending[m.ID], m)
 		case <-c.done:
 			c.t.Fatalf("socket closed waiting for %s: %v", id, c.err)
-		case <-time.After(c.wait):
-			c.t.Fatalf("no message for %s within %s", id, c.wait)
+		case <-testwait.After(c.t, c.wait):
+			c.t.Fatalf("no message for %s (on a quiet machine within %s)", id, c.wait)
 		}
 	}
 }
@@ -305,7 +307,7 @@ func TestSubscriptionAdmission(t *testing.T) {
 			// client's init has taken longer than 200 ms to be read, and
 			// ErrRefused got this test's close (1002) instead of 4401.
 			quick := liveSetup(t, storetest.MustOpen(t, dbKind(db)), func(c *Config) { c.LiveInitTimeout = 200 * time.Millisecond })
-			ctx, cancel := context.WithTimeout(context.Background(), liveWait)
+			ctx, cancel := testwait.Context(t, liveWait)
 			defer cancel()
 			conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(quick.srv.URL, "http")+"/graphql",
 				&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
@@ -558,7 +560,7 @@ func TestSubscriptionsShutdown(t *testing.T) {
 	cancel()
 	select {
 	case <-c.done:
-	case <-time.After(liveWait):
+	case <-testwait.After(t, liveWait):
 		t.Fatal("the socket stayed open after shutdown")
 	}
 	wg.Wait()

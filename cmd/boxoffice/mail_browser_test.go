@@ -122,7 +122,7 @@ func TestMailboxInBrowser(t *testing.T) {
 			Weight: getComputedStyle(document.getElementById("hello")).fontWeight,
 			Ran: document.body.dataset.ran || "",
 			PixelLoaded: document.getElementById("pixel").complete && document.getElementById("pixel").naturalWidth > 0})`,
-			&frame, chromedp.WithPollingTimeout(10*time.Second)))
+			&frame, browserPoll))
 	}))
 	require.Equal(t, "Hello Ama, your tickets for Highlife Night are ready.", frame.Text)
 	require.Equal(t, "rgb(19, 122, 75)", frame.Color, "the part's <style> applies")

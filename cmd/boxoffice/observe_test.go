@@ -50,15 +50,27 @@ func TestObservability(t *testing.T) {
 	require.Equal(t, 401, tb.get(t, "/api/v1/events", "").Status)
 	require.Equal(t, 201, tb.checkout(t, tb.testKey, newIdemKey(), tb.highlife(1)).Status)
 	require.Equal(t, 409, tb.checkout(t, tb.testKey, newIdemKey(), tb.cartFor("DEMO-COMEDY", "DEMO-COMEDY-1", "DEMO-COMEDY-REG", 1)).Status)
+	// Two tickets issued, one admitted at the door, then refused as inside,
+	// with the code as printed.
+	tickets := tb.freeTickets(t, tb.testKey, 2)
+	scanner, _ := tb.scannerKey(t, "DEMO-CHALEWOTE", "test")
+	code := tickets[0]["code"].(string)
+	require.Equal(t, "admitted", tb.checkIn(t, scanner, tb.scan(code, "DEMO-CHALEWOTE-1")).data()["result"])
+	require.Equal(t, "already_checked_in", tb.checkIn(t, scanner, tb.scan(strings.ToLower(code[:4]+" "+code[4:]), "DEMO-CHALEWOTE-1")).data()["reason"])
 
 	t.Run("Metrics", func(t *testing.T) {
 		text := scrape(t, admin.URL)
 		for _, want := range []string{
 			`boxoffice_http_requests_total{method="GET",route="/api/v1/events",status="200"} 1`,
 			`boxoffice_http_requests_total{method="GET",route="/api/v1/events",status="401"} 1`,
-			`boxoffice_http_request_duration_seconds_bucket{method="POST",route="/api/v1/checkout-sessions",status="201",le="+Inf"} 1`,
-			`boxoffice_checkout_outcomes_total{environment="test",outcome="created"} 1`,
+			`boxoffice_http_request_duration_seconds_bucket{method="POST",route="/api/v1/checkout-sessions",status="201",le="+Inf"} 2`,
+			`boxoffice_checkout_outcomes_total{environment="test",outcome="created"} 2`,
 			`boxoffice_checkout_outcomes_total{environment="test",outcome="sold_out"} 1`,
+			`boxoffice_tickets_issued_total{environment="test"} 2`,
+			`boxoffice_tickets_issued_total{environment="live"} 0`,
+			`boxoffice_check_ins_total{reason="none",result="admitted"} 1`,
+			`boxoffice_check_ins_total{reason="already_checked_in",result="rejected"} 1`,
+			`boxoffice_check_ins_total{reason="void",result="rejected"} 0`,
 			`boxoffice_jobs{state="available"} `,
 			`boxoffice_jobs{state="completed"} `,
 			`go_sql_max_open_connections{db_name="boxoffice"} 1`,
@@ -159,6 +171,13 @@ func TestMetricsAreBounded(t *testing.T) {
 			`boxoffice_webhook_deliveries_total{outcome="delivered"} 0`,
 			`boxoffice_webhook_deliveries_total{outcome="retry"} 0`,
 			`boxoffice_webhook_deliveries_total{outcome="failed"} 0`,
+			`boxoffice_webhook_deliveries_total{outcome="listen_only"} 0`,
+			`boxoffice_ticket_emails_total{outcome="sent"} 0`,
+			`boxoffice_ticket_emails_total{outcome="retry"} 0`,
+			`boxoffice_ticket_emails_total{outcome="failed"} 0`,
+			`boxoffice_tickets_issued_total{environment="live"} 0`,
+			`boxoffice_check_ins_total{reason="none",result="admitted"} 0`,
+			`boxoffice_check_ins_total{reason="unknown_code",result="rejected"} 0`,
 			`boxoffice_checkout_outcomes_total{environment="live",outcome="created"} 0`,
 			`boxoffice_checkout_outcomes_total{environment="test",outcome="sold_out"} 0`,
 			`boxoffice_checkout_outcomes_total{environment="live",outcome="rate_limit_exceeded"} 0`,

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/boxoffice/boxoffice/store/storetest"
 	"github.com/chromedp/cdproto/page"
@@ -165,7 +164,7 @@ func TestReturnPagesInBrowser(t *testing.T) {
 		noViolations("the playground")
 		var state string
 		run("type a key", chromedp.SendKeys(`#bo-key`, tb.testKey, chromedp.ByQuery),
-			chromedp.Poll(`document.getElementById("bo-key-state").textContent || false`, &state, chromedp.WithPollingTimeout(10*time.Second)))
+			chromedp.Poll(`document.getElementById("bo-key-state").textContent || false`, &state, browserPoll))
 		require.Equal(t, "saved", state, "the page's own inline script runs")
 		noViolations("the playground after typing a key")
 	})

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/boxoffice/boxoffice/playground"
 	"github.com/boxoffice/boxoffice/store/storetest"
@@ -77,7 +76,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	run("run before pasting a key",
 		chromedp.Click(`.graphiql-execute-button`, chromedp.ByQuery, chromedp.NodeVisible),
 		chromedp.Poll(`((document.querySelector(".graphiql-response") || {}).innerText || "").includes("hint")`, nil,
-			chromedp.WithPollingTimeout(10*time.Second)),
+			browserPoll),
 		chromedp.Text(`.graphiql-response`, &response, chromedp.ByQuery),
 	)
 	require.Contains(t, response, "Paste your test key (svc_test_…) into the API key field above")
@@ -92,7 +91,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	run("paste the key",
 		chromedp.SendKeys(`#bo-key`, tb.testKey, chromedp.ByQuery),
 		chromedp.Poll(`document.getElementById("bo-key-state").textContent === "saved" &&
-			localStorage.getItem(`+strconv.Quote(playground.KeyStorage)+`) === `+strconv.Quote(tb.testKey), nil, chromedp.WithPollingTimeout(10*time.Second)),
+			localStorage.getItem(`+strconv.Quote(playground.KeyStorage)+`) === `+strconv.Quote(tb.testKey), nil, browserPoll),
 	)
 
 	var kept, stored string
@@ -115,7 +114,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	run("run the default query",
 		chromedp.Click(`.graphiql-execute-button`, chromedp.ByQuery, chromedp.NodeVisible),
 		chromedp.Poll(`/"(data|errors)"/.test((document.querySelector(".graphiql-response") || {}).innerText || "")`, nil,
-			chromedp.WithPollingTimeout(15*time.Second)),
+			browserPoll),
 		chromedp.Text(`.graphiql-response`, &result, chromedp.ByQuery),
 	)
 	require.Contains(t, result, `"total": 7`, "the query ran with the key")
@@ -127,7 +126,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	run("open the docs",
 		chromedp.Click(`button[aria-label="Show Documentation Explorer"]`, chromedp.ByQuery, chromedp.NodeVisible),
 		chromedp.Poll(`(document.querySelector(".graphiql-doc-explorer") || {}).innerText?.includes("Query")`, nil,
-			chromedp.WithPollingTimeout(15*time.Second)),
+			browserPoll),
 		chromedp.Text(`.graphiql-doc-explorer`, &docs, chromedp.ByQuery),
 	)
 	require.Contains(t, docs, "Boxoffice: the published event catalog", "the schema's description, loaded with the key on first open")

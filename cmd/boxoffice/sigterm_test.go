@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/boxoffice/boxoffice/testwait"
 	"github.com/stretchr/testify/require"
 )
 
@@ -46,7 +47,7 @@ func TestServeSIGTERM(t *testing.T) {
 	addrRE := regexp.MustCompile(`listening on (\S+)`)
 	metricsRE := regexp.MustCompile(`Metrics:\s+(http://\S+/metrics)`)
 	sc := bufio.NewScanner(stdout)
-	deadline := time.After(30 * time.Second)
+	deadline := testwait.After(t, 30*time.Second)
 	lines := make(chan string)
 	go func() {
 		for sc.Scan() {
@@ -98,7 +99,7 @@ func TestServeSIGTERM(t *testing.T) {
 	select {
 	case err := <-done:
 		require.NoError(t, err, "SIGTERM ends serve with exit status 0")
-	case <-time.After(25 * time.Second):
+	case <-testwait.After(t, 25*time.Second):
 		t.Fatal("serve did not stop after SIGTERM")
 	}
 	// The port is free again, and a test running beside this one may have

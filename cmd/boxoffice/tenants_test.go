@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -42,8 +43,9 @@ func TestKeyCacheTwoInstances(t *testing.T) {
 			within := func(tb *testBundle, key string, want int) {
 				t.Helper()
 				start := time.Now()
-				require.Eventually(t, func() bool { return status(tb, key) == want }, time.Second, 5*time.Millisecond,
-					"the other instance still answers %d after a second", status(tb, key))
+				// About a second on a quiet machine; how soon is the
+				// benchmark's to measure, the test only that it happens.
+				waitFor(t, time.Second, fmt.Sprintf("the other instance to answer %d", want), func() bool { return status(tb, key) == want })
 				t.Logf("%s: %d after %s", kind, want, time.Since(start).Round(time.Millisecond))
 			}
 			app := a.demo.App.App.ID

@@ -19,6 +19,7 @@ import (
 	"github.com/boxoffice/boxoffice/mail/mailtest"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/boxoffice/boxoffice/testwait"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
@@ -51,19 +52,20 @@ func (tb *testBundle) emailStatus(t testing.TB, ref string) map[string]any {
 
 // waitEmail waits until the order's ticket email is no longer queued and
 // returns its status. The condition runs on the test's goroutine (a
-// failed request inside it fails the test at once), and a timeout says
-// where the email's job stands.
+// failed request inside it fails the test at once), and a stuck wait says
+// where the email's job stands. Seconds on a quiet machine; the deadline
+// is testwait's, minutes away, as retries wait on River's polls.
 func (tb *testBundle) waitEmail(t testing.TB, ref string) map[string]any {
 	t.Helper()
-	const timeout = 30 * time.Second
-	deadline := time.Now().Add(timeout)
+	start := time.Now()
+	deadline := testwait.Deadline(t, 30*time.Second)
 	for {
 		got := tb.emailStatus(t, ref)
 		if got["status"] != store.TicketsEmailQueued {
 			return got
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the ticket email of %s is still queued after %s; its jobs: %s", ref, timeout, tb.emailJobs(t, ref))
+			t.Fatalf("the ticket email of %s is still queued after %s; its jobs: %s", ref, time.Since(start).Round(time.Second), tb.emailJobs(t, ref))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -162,65 +164,78 @@ func parts(t testing.TB, raw []byte) (h netmail.Header, text, html string, files
 // the commit still sends it, and never twice.
 func TestTicketEmail(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		t.Parallel()
-		srv := mailtest.Start(t, false)
-		tb := setup(t, db, withSMTP(srv))
-		tb.startJobs(t)
-
-		t.Run("Delivered", func(t *testing.T) {
-			before := len(srv.Messages())
-			ref := tb.liveFreeOrder(t, 2)
-			got := tb.waitEmail(t, ref)
-			require.Equal(t, store.TicketsEmailSent, got["status"])
-			require.NotNil(t, got["sent_at"])
-			msgs := srv.Messages()
-			require.Len(t, msgs, before+1, "one email")
-			m := msgs[len(msgs)-1]
-			require.Equal(t, []string{"ama@example.com"}, m.To)
-			h, text, html, files := parts(t, m.Data)
-			subject, err := new(mime.WordDecoder).DecodeHeader(h.Get("Subject"))
-			require.NoError(t, err)
-			require.Contains(t, subject, "Chale Wote")
-			order := tb.get(t, "/api/v1/orders/"+ref, tb.liveKey).data()
-			link := order["tickets_url"].(string)
-			require.Contains(t, text, link)
-			require.Contains(t, html, `href="`+link+`"`)
-			require.Len(t, files, 1)
-			for name, pdf := range files {
-				require.Equal(t, "tickets-"+ref+".pdf", name)
-				require.True(t, bytes.HasPrefix(pdf, []byte("%PDF-")))
+	for _, kind := range storetest.Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			// Each subtest has a server and a service of its own: a refusal
+			// one sets up (RefuseNext) is one-shot state, and a retry of
+			// another subtest's email must never take it.
+			bundle := func(t *testing.T) (*mailtest.Server, *testBundle) {
+				t.Parallel()
+				srv := mailtest.Start(t, false)
+				tb := setup(t, storetest.MustOpen(t, kind), withSMTP(srv))
+				tb.startJobs(t)
+				return srv, tb
 			}
-			for _, tk := range order["tickets"].([]any) {
-				require.NotContains(t, text+html, tk.(map[string]any)["code"], "codes travel in the PDF and behind the link, not in the text")
-			}
-		})
 
-		t.Run("TemporaryThenDelivered", func(t *testing.T) {
-			before := len(srv.Messages())
-			srv.RefuseNext("mail", 451, 2)
-			ref := tb.liveFreeOrder(t, 1)
-			require.Equal(t, store.TicketsEmailSent, tb.waitEmail(t, ref)["status"])
-			require.Len(t, srv.Messages(), before+1, "one email, after two refusals")
-		})
+			t.Run("Delivered", func(t *testing.T) {
+				srv, tb := bundle(t)
+				before := len(srv.Messages())
+				ref := tb.liveFreeOrder(t, 2)
+				got := tb.waitEmail(t, ref)
+				require.Equal(t, store.TicketsEmailSent, got["status"])
+				require.NotNil(t, got["sent_at"])
+				msgs := srv.Messages()
+				require.Len(t, msgs, before+1, "one email")
+				m := msgs[len(msgs)-1]
+				require.Equal(t, []string{"ama@example.com"}, m.To)
+				h, text, html, files := parts(t, m.Data)
+				subject, err := new(mime.WordDecoder).DecodeHeader(h.Get("Subject"))
+				require.NoError(t, err)
+				require.Contains(t, subject, "Chale Wote")
+				order := tb.get(t, "/api/v1/orders/"+ref, tb.liveKey).data()
+				link := order["tickets_url"].(string)
+				require.Contains(t, text, link)
+				require.Contains(t, html, `href="`+link+`"`)
+				require.Len(t, files, 1)
+				for name, pdf := range files {
+					require.Equal(t, "tickets-"+ref+".pdf", name)
+					require.True(t, bytes.HasPrefix(pdf, []byte("%PDF-")))
+				}
+				for _, tk := range order["tickets"].([]any) {
+					require.NotContains(t, text+html, tk.(map[string]any)["code"], "codes travel in the PDF and behind the link, not in the text")
+				}
+			})
 
-		t.Run("PermanentGivesUp", func(t *testing.T) {
-			before := len(srv.Messages())
-			srv.RefuseNext("rcpt", 550, 1)
-			ref := tb.liveFreeOrder(t, 1)
-			got := tb.waitEmail(t, ref)
-			require.Equal(t, store.TicketsEmailFailed, got["status"])
-			require.Nil(t, got["sent_at"])
-			require.Len(t, srv.Messages(), before, "nothing was sent")
-		})
+			t.Run("TemporaryThenDelivered", func(t *testing.T) {
+				srv, tb := bundle(t)
+				before := len(srv.Messages())
+				srv.RefuseNext("mail", 451, 2)
+				ref := tb.liveFreeOrder(t, 1)
+				require.Equal(t, store.TicketsEmailSent, tb.waitEmail(t, ref)["status"])
+				require.Len(t, srv.Messages(), before+1, "one email, after two refusals")
+			})
 
-		t.Run("TestOrdersNeverEmail", func(t *testing.T) {
-			res := tb.checkout(t, tb.testKey, newIdemKey(), tb.cartFor("DEMO-CHALEWOTE", "DEMO-CHALEWOTE-1", "DEMO-CHALEWOTE-1-GA", 1))
-			require.Equal(t, http.StatusCreated, res.Status)
-			o := tb.get(t, "/api/v1/orders/"+res.data()["order_reference"].(string), tb.testKey).data()
-			require.Equal(t, map[string]any{"status": "not_sent", "sent_at": nil}, o["tickets_email"])
+			t.Run("PermanentGivesUp", func(t *testing.T) {
+				srv, tb := bundle(t)
+				before := len(srv.Messages())
+				srv.RefuseNext("rcpt", 550, 1)
+				ref := tb.liveFreeOrder(t, 1)
+				got := tb.waitEmail(t, ref)
+				require.Equal(t, store.TicketsEmailFailed, got["status"])
+				require.Nil(t, got["sent_at"])
+				require.Len(t, srv.Messages(), before, "nothing was sent")
+			})
+
+			t.Run("TestOrdersNeverEmail", func(t *testing.T) {
+				_, tb := bundle(t)
+				res := tb.checkout(t, tb.testKey, newIdemKey(), tb.cartFor("DEMO-CHALEWOTE", "DEMO-CHALEWOTE-1", "DEMO-CHALEWOTE-1-GA", 1))
+				require.Equal(t, http.StatusCreated, res.Status)
+				o := tb.get(t, "/api/v1/orders/"+res.data()["order_reference"].(string), tb.testKey).data()
+				require.Equal(t, map[string]any{"status": "not_sent", "sent_at": nil}, o["tickets_email"])
+			})
 		})
-	})
+	}
 }
 
 // TestTicketEmailSurvivesCrash: the order commits with its email job, and

@@ -16,6 +16,7 @@ import (
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/store"
 	"github.com/boxoffice/boxoffice/store/storetest"
+	"github.com/boxoffice/boxoffice/testwait"
 	"github.com/boxoffice/boxoffice/webhook/verify"
 	"github.com/stretchr/testify/require"
 )
@@ -45,7 +46,7 @@ const (
 func (tb *testBundle) startJobs(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	require.NoError(t, tb.m.Jobs.Start(ctx))
+	testwait.Start(t, "the job runner", func() error { return tb.m.Jobs.Start(ctx) })
 	t.Cleanup(func() {
 		stop, c := context.WithTimeout(context.Background(), 10*time.Second)
 		defer c()
@@ -100,16 +101,12 @@ func (rc *receiver) deliveries() []delivery {
 	return append([]delivery(nil), rc.got...)
 }
 
-// waitFor polls cond until it holds or the timeout passes.
+// waitFor polls cond until it holds. timeout is what it takes on a quiet
+// machine at most; the test gives up only after testwait's patience, so a
+// loaded machine changes how long it takes, never the verdict.
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, timeout, what, cond)
 }
 
 // deliveredOfType waits for a delivery of event type typ and returns it.

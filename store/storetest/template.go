@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -26,8 +27,13 @@ import (
 // on SQLite, CREATE DATABASE … TEMPLATE on PostgreSQL. A template is named
 // after the migrations it holds (fingerprint), so adding a migration makes
 // a new one. A migration edited in place keeps its name: drop the template
-// (boxoffice_tmpl_* on PostgreSQL, boxoffice-storetest-*.db in the temp
+// (<db>_tmpl_* on PostgreSQL, boxoffice-storetest-*.db in the temp
 // directory) after such an edit.
+//
+// On PostgreSQL every database the suite makes is named after the database
+// TEST_DATABASE_URL names (pgPrefix): on a server shared with others, a
+// role may be confined to names it owns, and the suite drops only names
+// with its own prefix.
 
 // fingerprint names the registered migrations.
 func fingerprint() string {
@@ -142,7 +148,7 @@ func buildPGTemplate() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	name := "boxoffice_tmpl_" + fingerprint()
+	name := pgPrefix() + "_tmpl_" + fingerprint()
 	if pgTemplates.inUse == nil {
 		conn, err := admin.Conn(ctx)
 		if err != nil {
@@ -191,9 +197,14 @@ func buildPGTemplate() (string, error) {
 	// process still running makes databases from one: it holds that
 	// template's lock shared, so the exclusive try fails.
 	var old []string
-	if err := admin.NewRaw("SELECT datname FROM pg_database WHERE datname LIKE 'boxoffice\\_tmpl\\_%' AND datname <> ?", name).
+	// Only this suite's own: the prefix is compared here, not with LIKE,
+	// where its underscores would match any character.
+	if err := admin.NewRaw("SELECT datname FROM pg_database WHERE datname <> ?", name).
 		Scan(ctx, &old); err == nil {
 		for _, o := range old {
+			if !isTemplateName(o) {
+				continue
+			}
 			var free bool
 			if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock("+inUseKey+")", o).Scan(&free); err != nil || !free {
 				continue
@@ -203,6 +214,55 @@ func buildPGTemplate() (string, error) {
 		}
 	}
 	return name, nil
+}
+
+// maxPrefix keeps the longest name made from the prefix ("_tmpl_", 12 hex
+// digits and "_building": 27 bytes more) within PostgreSQL's 63-byte
+// identifiers.
+const maxPrefix = 36
+
+// pgPrefix is the start of the name of every database the suite makes on
+// PostgreSQL: the name of TEST_DATABASE_URL's database, folded to the
+// lower-case letters, digits and underscores an unquoted identifier may
+// hold ("boxoffice" when the URL names none).
+func pgPrefix() string { return databasePrefix(os.Getenv("TEST_DATABASE_URL")) }
+
+func databasePrefix(rawURL string) string {
+	name := ""
+	if u, err := url.Parse(rawURL); err == nil {
+		name = strings.TrimPrefix(u.Path, "/")
+	}
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	p := b.String()
+	if p == "" {
+		p = "boxoffice"
+	}
+	if p[0] >= '0' && p[0] <= '9' {
+		p = "d" + p
+	}
+	if len(p) > maxPrefix {
+		p = p[:maxPrefix]
+	}
+	return p
+}
+
+// isTemplateName reports whether name is one of this suite's templates:
+// the prefix, "_tmpl_" and a fingerprint.
+func isTemplateName(name string) bool {
+	fp, ok := strings.CutPrefix(name, pgPrefix()+"_tmpl_")
+	if !ok || len(fp) != len(fingerprint()) {
+		return false
+	}
+	_, err := hex.DecodeString(fp)
+	return err == nil
 }
 
 // withDatabase returns base with its database (path) replaced by name.
@@ -227,7 +287,7 @@ func migratedPostgres(tb testing.TB) string {
 	if err != nil {
 		tb.Fatalf("storetest: PostgreSQL at TEST_DATABASE_URL is unreachable: %v", err)
 	}
-	name := "t_" + randomHex(6)
+	name := pgPrefix() + "_t_" + randomHex(6)
 	for try := 1; ; try++ {
 		tmpl, err := pgTemplate()
 		if err != nil {
