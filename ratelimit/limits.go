@@ -13,13 +13,17 @@ type Config struct {
 	// at most this many times one app's request and checkout limits, so
 	// more apps do not buy more capacity.
 	AccountMultiple int
+	// ScannerUnknownCodes bounds, per scanner key and minute, the scans of
+	// codes that match no ticket (SCANNER_UNKNOWN_CODES_PER_MINUTE).
+	ScannerUnknownCodes int
 	// Prefix namespaces the counters in Redis (tests use their own).
 	Prefix string
 }
 
 // DefaultConfig returns the spec's limits.
 func DefaultConfig() Config {
-	return Config{FailedAuth: 60, LiveApp: 120, TestApp: 240, Checkout: 30, Window: time.Minute, AccountMultiple: 3, Prefix: "boxoffice"}
+	return Config{FailedAuth: 60, LiveApp: 120, TestApp: 240, Checkout: 30, Window: time.Minute, AccountMultiple: 3,
+		ScannerUnknownCodes: 120, Prefix: "boxoffice"}
 }
 
 // Namespace is the prefix of the configuration's counters: Prefix, or the
@@ -41,6 +45,9 @@ type Limits struct {
 	LiveAccount     *Limiter
 	TestAccount     *Limiter
 	CheckoutAccount *Limiter
+	// ScannerUnknown is the budget of a scanner key (keyed by its id) for
+	// scans of codes that match no ticket, per minute whatever Window is.
+	ScannerUnknown *Limiter
 }
 
 // NewLimits builds the limiters of cfg over s.
@@ -66,6 +73,7 @@ func NewLimits(s *Store, cfg Config) *Limits {
 		LiveAccount:     s.New(ns+":account-live", k*live, cfg.Window),
 		TestAccount:     s.New(ns+":account-test", k*test, cfg.Window),
 		CheckoutAccount: s.New(ns+":account-checkout", k*checkout, cfg.Window),
+		ScannerUnknown:  s.New(ns+":scanner-unknown", pick(cfg.ScannerUnknownCodes, d.ScannerUnknownCodes), time.Minute),
 	}
 }
 

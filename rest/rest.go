@@ -40,6 +40,8 @@ func (h *Handler) Routes(r chi.Router) {
 	r.Get("/order-changes", h.orderChanges)
 	r.Post("/check-ins", h.checkIn)
 	r.Get("/check-ins/stats", h.checkInStats)
+	r.Get("/check-ins/manifest", h.checkInManifest)
+	r.Post("/check-ins/batch", h.checkInBatch)
 	r.NotFound(h.notFound)
 	r.MethodNotAllowed(h.methodNotAllowed)
 }
