@@ -66,7 +66,10 @@ func CodeHash(code string) string {
 // per read as it is now. The promise is the changes feed's: a scanner
 // that starts without since and always passes back next_since sees every
 // change of every ticket of the date at least once, whatever order
-// concurrent transactions commit in (store.ManifestAfter says how).
+// concurrent transactions commit in (store.ManifestAfter says how). A
+// change is listed as soon as it is committed; while a transaction older
+// than it still runs somewhere, the read after the scanner caught up
+// lists it again.
 // Errors: validation_failed (details keyed limit and since),
 // event_date_not_found.
 func (s *Service) Manifest(ctx context.Context, sc Scanner, r ManifestRequest) (*ManifestPage, error) {
@@ -79,10 +82,10 @@ func (s *Service) Manifest(ctx context.Context, sc Scanner, r ManifestRequest) (
 			limit = *r.Limit
 		}
 	}
-	var after store.ManifestCursor
+	var tok manifestToken
 	if r.Since != "" {
 		var ok bool
-		if after, ok = decodeManifestToken(r.Since, r.EventdateID); !ok {
+		if tok, ok = decodeManifestToken(r.Since, r.EventdateID); !ok {
 			d.Add("since", "is not a token this date's manifest handed out")
 		}
 	}
@@ -92,7 +95,7 @@ func (s *Service) Manifest(ctx context.Context, sc Scanner, r ManifestRequest) (
 	if err := s.checkDate(ctx, sc, r.EventdateID); err != nil {
 		return nil, err
 	}
-	rows, more, err := store.ManifestAfter(ctx, s.DB, sc.Environment, r.EventdateID, after, limit)
+	rows, more, err := store.ManifestAfter(ctx, s.DB, sc.Environment, r.EventdateID, tok.read, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -100,15 +103,33 @@ func (s *Service) Manifest(ctx context.Context, sc Scanner, r ManifestRequest) (
 	for i, t := range rows {
 		p.Entries[i] = ManifestEntry{TicketID: t.PublicID, CodeHash: CodeHash(t.Code), TicketName: t.TicketName,
 			Position: t.Position, TicketsInOrder: t.TicketsInOrder, Status: t.Status, Inside: t.Inside}
+		// Final changes come first in the log's order.
+		if t.Final {
+			tok.safe = t.Cursor
+		}
+		tok.read = t.Cursor
 	}
-	if len(rows) > 0 {
-		after = rows[len(rows)-1].Cursor
+	if !more {
+		// Caught up: the next read starts again after the last final
+		// change, so a change a running transaction commits later, in
+		// a place already read past, is listed too; changes listed that
+		// were not final yet are listed again (at least once).
+		tok.read = tok.safe
 	}
-	p.NextSince = encodeManifestToken(r.EventdateID, after)
+	p.NextSince = encodeManifestToken(r.EventdateID, tok)
 	return p, nil
 }
 
-// A since token is base64url of "m1|DATE|TX|SEQ" and the first 4 bytes of
+// manifestToken is a scanner's place in a date's manifest: read is where
+// the next page starts, safe the last change that was final when read
+// (store.ManifestAfter); read is past safe only while a scanner pages
+// through changes that were not final yet.
+type manifestToken struct {
+	safe, read store.ManifestCursor
+}
+
+// A since token is base64url of "m1|DATE|TX|SEQ|TX|SEQ" (safe, then
+// read) and the first 4 bytes of
 // its SHA-256, as the order changes feed's tokens are: a token cut,
 // edited or handed out for another date is refused, not read from
 // somewhere else. The checksum is not a signature: a forged token only
@@ -117,33 +138,38 @@ var manifestEncoding = base64.RawURLEncoding.Strict()
 
 const manifestTokenKind = "m1"
 
-func encodeManifestToken(dateID int64, c store.ManifestCursor) string {
-	raw := []byte(manifestTokenKind + "|" + strconv.FormatInt(dateID, 10) + "|" + strconv.FormatUint(c.Tx, 10) + "|" +
-		strconv.FormatInt(c.Seq, 10))
+func encodeManifestToken(dateID int64, t manifestToken) string {
+	raw := []byte(manifestTokenKind + "|" + strconv.FormatInt(dateID, 10) + "|" +
+		strconv.FormatUint(t.safe.Tx, 10) + "|" + strconv.FormatInt(t.safe.Seq, 10) + "|" +
+		strconv.FormatUint(t.read.Tx, 10) + "|" + strconv.FormatInt(t.read.Seq, 10))
 	sum := sha256.Sum256(raw)
 	return manifestEncoding.EncodeToString(append(raw, sum[:4]...))
 }
 
-func decodeManifestToken(s string, dateID int64) (store.ManifestCursor, bool) {
+func decodeManifestToken(s string, dateID int64) (manifestToken, bool) {
 	if len(s) > 200 {
-		return store.ManifestCursor{}, false
+		return manifestToken{}, false
 	}
 	b, err := manifestEncoding.DecodeString(s)
 	if err != nil || len(b) < 5 {
-		return store.ManifestCursor{}, false
+		return manifestToken{}, false
 	}
 	raw, sum := b[:len(b)-4], b[len(b)-4:]
 	if want := sha256.Sum256(raw); !bytes.Equal(sum, want[:4]) {
-		return store.ManifestCursor{}, false
+		return manifestToken{}, false
 	}
 	f := strings.Split(string(raw), "|")
-	if len(f) != 4 || f[0] != manifestTokenKind || f[1] != strconv.FormatInt(dateID, 10) {
-		return store.ManifestCursor{}, false
+	if len(f) != 6 || f[0] != manifestTokenKind || f[1] != strconv.FormatInt(dateID, 10) {
+		return manifestToken{}, false
 	}
-	tx, err1 := strconv.ParseUint(f[2], 10, 64)
-	seq, err2 := strconv.ParseInt(f[3], 10, 64)
-	if err1 != nil || err2 != nil || seq < 0 {
-		return store.ManifestCursor{}, false
+	var t manifestToken
+	for i, c := range []*store.ManifestCursor{&t.safe, &t.read} {
+		tx, err1 := strconv.ParseUint(f[2+2*i], 10, 64)
+		seq, err2 := strconv.ParseInt(f[3+2*i], 10, 64)
+		if err1 != nil || err2 != nil || seq < 0 {
+			return manifestToken{}, false
+		}
+		*c = store.ManifestCursor{Tx: tx, Seq: seq}
 	}
-	return store.ManifestCursor{Tx: tx, Seq: seq}, true
+	return t, true
 }

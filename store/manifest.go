@@ -60,7 +60,11 @@ type ManifestTicket struct {
 	Inside         bool   `bun:"inside"`
 	ChangeTx       string `bun:"change_tx"`
 	ChangeSeq      int64  `bun:"change_seq"`
-	Cursor         ManifestCursor
+	// Final reports that no change can come before this one any more:
+	// every transaction that could still commit one has ended
+	// (PostgreSQL; always true on SQLite).
+	Final  bool `bun:"final"`
+	Cursor ManifestCursor
 }
 
 // ManifestAfter returns up to limit tickets of an event date in one
@@ -68,12 +72,14 @@ type ManifestTicket struct {
 // order, each as it is now, and whether more follow. It reads one range
 // of issued_tickets_manifest_idx, in one statement.
 //
-// On PostgreSQL only changes of transactions older than the oldest one
-// still running are returned: a change a younger transaction made waits
-// until every older one has ended, so a reader that moves past the last
-// cursor it got never passes over a change that commits later. more is
-// then about the changes readable now; a scanner reads again later from
-// its last cursor and misses nothing.
+// On PostgreSQL a change is Final once its transaction is older than the
+// oldest one still running anywhere on the server: a transaction still
+// running may yet commit a change that sorts before a change that is not
+// final, so a reader must not move its place past a change that is not
+// final for good, only page through it (checkin.Service.Manifest keeps
+// both places). Non-final changes are returned at once all the same: a
+// long transaction elsewhere (a catalog import) must not keep a door from
+// seeing the tickets just sold.
 func ManifestAfter(ctx context.Context, db bun.IDB, env string, dateID int64, after ManifestCursor, limit int) (tickets []ManifestTicket, more bool, err error) {
 	rows := []ManifestTicket{}
 	if err := manifestQuery(db, env, dateID, after, limit).Scan(ctx, &rows); err != nil {
@@ -99,11 +105,11 @@ func manifestQuery(db bun.IDB, env string, dateID int64, after ManifestCursor, l
 		Where("event_date_id = ?", dateID).Where("environment = ?", env)
 	if db.Dialect().Name() == dialect.PG {
 		q = q.ColumnExpr("change_tx::text AS change_tx").
+			ColumnExpr("change_tx < pg_snapshot_xmin(pg_current_snapshot()) AS final").
 			Where("(change_tx, change_seq) > (?::xid8, ?)", strconv.FormatUint(after.Tx, 10), after.Seq).
-			Where("change_tx < pg_snapshot_xmin(pg_current_snapshot())").
 			OrderExpr("change_tx, change_seq")
 	} else {
-		q = q.ColumnExpr("'0' AS change_tx").Where("change_seq > ?", after.Seq).OrderExpr("change_seq")
+		q = q.ColumnExpr("'0' AS change_tx").ColumnExpr("TRUE AS final").Where("change_seq > ?", after.Seq).OrderExpr("change_seq")
 	}
 	return q.Limit(int64(limit) + 1)
 }

@@ -43,7 +43,6 @@ func TestOfflineDoorREST(t *testing.T) {
 		tks := tb.freeTickets(t, tb.testKey, 3)
 		manifest := func(q url.Values) *response {
 			t.Helper()
-			storetest.ChangesSettled(t, db)
 			q.Set("eventdate_id", strconv.FormatInt(dateID, 10))
 			return tb.get(t, "/api/v1/check-ins/manifest?"+q.Encode(), door)
 		}
@@ -87,12 +86,22 @@ func TestOfflineDoorREST(t *testing.T) {
 		again := tb.batch(t, door, scans...)
 		require.JSONEq(t, string(res.Raw), string(again.Raw), "the same batch again answers the same")
 
+		// The two admissions are listed; on a busy PostgreSQL server a
+		// ticket may be listed again as it was (at least once), never
+		// anything else.
 		changed := manifest(url.Values{"since": {since}})
 		require.Equal(t, http.StatusOK, changed.Status, "%s", changed.Raw)
-		require.Len(t, changed.Body["data"].([]any), 2, "the two admissions, and nothing else")
+		require.Equal(t, false, changed.Body["meta"].(map[string]any)["has_more"])
+		listed := map[any]map[string]any{}
 		for _, e := range changed.Body["data"].([]any) {
-			require.Equal(t, true, e.(map[string]any)["inside"])
-			require.Equal(t, "checked_in", e.(map[string]any)["status"])
+			listed[e.(map[string]any)["ticket_id"]] = e.(map[string]any)
+		}
+		for _, tk := range tks[:2] {
+			require.Equal(t, true, listed[tk["id"]]["inside"], "%s", changed.Raw)
+			require.Equal(t, "checked_in", listed[tk["id"]]["status"])
+		}
+		if e, ok := listed[tks[2]["id"]]; ok {
+			require.Equal(t, entries[2], e)
 		}
 
 		st := tb.get(t, fmt.Sprintf("/api/v1/check-ins/stats?eventdate_id=%d", dateID), door)
