@@ -53,8 +53,8 @@ func doorMain(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
-		step("round %d/%d offline door: manifest of %d tickets in %s (%d pages); a sync after %d scans p50 %s p99 %s; a batch of %d scans %s",
-			r+1, cfg.rounds, o.tickets, ms(o.download), o.pages, offlineSyncScans, ms(o.syncP50), ms(o.syncP99), batchSize, ms(o.batch))
+		step("round %d/%d offline door: manifest of %d tickets in %s (%d pages); a sync after %d scans p50 %s p99 %s (at most %d listed); a batch of %d scans %s",
+			r+1, cfg.rounds, o.tickets, ms(o.download), o.pages, offlineSyncScans, ms(o.syncP50), ms(o.syncP99), o.relisted, batchSize, ms(o.batch))
 	}
 	for r := range cfg.rounds {
 		for _, open := range []bool{false, true} {
