@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -31,9 +33,11 @@ type BatchResult struct {
 	Err     *apperr.Error
 }
 
-// Batch processes the scans a door queued, in the order sent, each
-// exactly as CheckIn with its idempotency key (required here): sending
-// the same batch again answers the same and records nothing new. A scan
+// Batch processes the scans a door queued, each exactly as CheckIn with
+// its idempotency key (required here), in the order sent for each code
+// and each key (batchLanes; scans of different tickets are independent,
+// and go on at once): sending the same batch again answers the same and
+// records nothing new. A scan
 // that is not one (validation_failed, event_date_not_found,
 // idempotency_conflict, and rate_limit_exceeded for a code that matches
 // no ticket beyond the scanner's budget, not recorded) answers its error
@@ -53,30 +57,126 @@ func (s *Service) Batch(ctx context.Context, sc Scanner, scans []BatchScan, prob
 	if err := apperr.Validation(d); err != nil {
 		return nil, err
 	}
-	out := make([]BatchResult, len(scans))
+	reqs := make([]Request, len(scans))
 	for i, b := range scans {
-		r := Request{Input: b.Input, Problems: b.Problems}
+		reqs[i] = Request{Input: b.Input, Problems: b.Problems}
 		if problem := batchKeyProblem(b.Key); problem != "" {
-			r.Problems = apperr.Details{}
+			reqs[i].Problems = apperr.Details{}
 			for f, msgs := range b.Problems {
-				r.Problems[f] = append(r.Problems[f], msgs...)
+				reqs[i].Problems[f] = append(reqs[i].Problems[f], msgs...)
 			}
-			r.Problems.Add("idempotency_key", problem)
+			reqs[i].Problems.Add("idempotency_key", problem)
 		} else {
-			r.Key = *b.Key
-		}
-		v, _, err := s.CheckIn(ctx, sc, r)
-		var ae *apperr.Error
-		switch {
-		case err == nil:
-			out[i].CheckIn = v
-		case errors.As(err, &ae):
-			out[i].Err = ae
-		default:
-			return nil, err
+			reqs[i].Key = *b.Key
 		}
 	}
+	out := make([]BatchResult, len(scans))
+	lanes := batchLanes(reqs)
+	var (
+		next   atomic.Int64
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed error
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for range min(batchWorkers, len(lanes)) {
+		wg.Go(func() {
+			for {
+				l := int(next.Add(1) - 1)
+				if l >= len(lanes) || ctx.Err() != nil {
+					return
+				}
+				for _, i := range lanes[l] {
+					v, _, err := s.CheckIn(ctx, sc, reqs[i])
+					var ae *apperr.Error
+					switch {
+					case err == nil:
+						out[i].CheckIn = v
+					case errors.As(err, &ae):
+						out[i].Err = ae
+					default:
+						mu.Lock()
+						if failed == nil {
+							failed = err
+						}
+						mu.Unlock()
+						cancel()
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if failed != nil {
+		return nil, failed
+	}
 	return out, nil
+}
+
+// batchWorkers is how many of a batch's lanes are processed at once: a
+// queue of 500 scans is mostly waiting on the database, one scan at a
+// time, and different tickets never wait on each other's rows.
+const batchWorkers = 8
+
+// batchLanes splits a batch into lanes, each a list of scan indexes in
+// the order sent: scans of one code, or under one idempotency key, share
+// a lane, so each is processed after the ones sent before it, exactly as
+// in the order sent (an entry before its exit; a retry of a key after its
+// first scan). Lanes are ordered by their first scan.
+func batchLanes(reqs []Request) [][]int {
+	parent := make([]int, len(reqs))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	union := func(a, b int) {
+		ra, rb := find(a), find(b)
+		if ra < rb {
+			parent[rb] = ra
+		} else if rb < ra {
+			parent[ra] = rb
+		}
+	}
+	byCode, byKey := map[string]int{}, map[string]int{}
+	for i, r := range reqs {
+		if r.Input != nil && r.Input.Code != nil {
+			code := strings.ToUpper(strings.TrimSpace(*r.Input.Code))
+			if j, ok := byCode[code]; ok {
+				union(i, j)
+			} else {
+				byCode[code] = i
+			}
+		}
+		if r.Key != "" {
+			if j, ok := byKey[r.Key]; ok {
+				union(i, j)
+			} else {
+				byKey[r.Key] = i
+			}
+		}
+	}
+	index := map[int]int{}
+	var lanes [][]int
+	for i := range reqs {
+		root := find(i)
+		l, ok := index[root]
+		if !ok {
+			l = len(lanes)
+			index[root] = l
+			lanes = append(lanes, nil)
+		}
+		lanes[l] = append(lanes[l], i)
+	}
+	return lanes
 }
 
 // batchKeyProblem says what is wrong with a batch scan's idempotency key,
