@@ -34,9 +34,7 @@ func doorMain(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := adminExec(ctx, m.dbURL, "VACUUM ANALYZE"); err != nil {
-		return err
-	}
+	// No ANALYZE after the sale: the scans must not depend on statistics.
 	scan := door.endpoint(base)
 	if _, err := checkOnce(scan); err != nil {
 		return fmt.Errorf("check-in: %w", err)
@@ -50,6 +48,14 @@ func doorMain(ctx context.Context) (err error) {
 		}
 	}
 	pid := m.cmd.Process.Pid
+	for r := range cfg.rounds {
+		o, err := offlineRound(base, door, doorDate(sd))
+		if err != nil {
+			return err
+		}
+		step("round %d/%d offline door: manifest of %d tickets in %s (%d pages); a sync after %d scans p50 %s p99 %s (at most %d listed); a batch of %d scans %s",
+			r+1, cfg.rounds, o.tickets, ms(o.download), o.pages, offlineSyncScans, ms(o.syncP50), ms(o.syncP99), o.relisted, batchSize, ms(o.batch))
+	}
 	for r := range cfg.rounds {
 		for _, open := range []bool{false, true} {
 			if ctx.Err() != nil {

@@ -537,6 +537,13 @@ func benchMain(ctx context.Context) (err error) {
 				step("  first scan error: %.300s", d.scans.firstErr)
 			}
 		}
+		o, err := offlineRound(srv.base, door, doorDate(sd))
+		if err != nil {
+			return fmt.Errorf("the offline door: %w", err)
+		}
+		res.door.offline = append(res.door.offline, o)
+		step("  offline door: manifest of %d tickets in %s (%d pages); a sync after %d scans p50 %s p99 %s; a batch of %d scans %s",
+			o.tickets, ms(o.download), o.pages, offlineSyncScans, ms(o.syncP50), ms(o.syncP99), batchSize, ms(o.batch))
 	}
 	done()
 

@@ -282,7 +282,7 @@ func (r *result) writeRows(b *strings.Builder) {
 func (r *result) writeDoor(b *strings.Builder) {
 	c, d := r.cfg, r.door
 	fmt.Fprintf(b, "\n## Door scans beside checkouts (%d rounds)\n\n", c.rounds)
-	fmt.Fprintf(b, "`POST /api/v1/check-ins` with a test scanner key of %s over %d test tickets (free test carts of %d, issued at once), "+
+	fmt.Fprintf(b, "`POST /api/v1/check-ins` with a test scanner key of %s over %d test tickets of its first date (free test carts of %d, issued at once; issued_tickets never ANALYZEd since, so every scan must reach its ticket by its code whatever the planner knows), "+
 		"each scan with its own `Idempotency-Key`, as the door page sends: scan n reads code n mod %d (the codes interleaved "+
 		"across the carts, so scans in a row are of different orders), as an entry on even passes and an exit on odd ones, so every scan is admitted (an answer without `\"result\":\"admitted\"` counts as an error). "+
 		"Meanwhile live checkouts over the 1,000 events arrive at %d a second (open loop: a busy on-sale) on the same server. Scans run closed loop "+
@@ -438,6 +438,25 @@ func (r *result) writeTargets(b *strings.Builder) {
 	row(fmt.Sprintf("door scan p50 < %s at %d/s beside checkouts", ms(targetScanP50), targetScanRate),
 		fmt.Sprintf("p50 %s, p99 %s", do.p50().format(fmtMS), do.p99().format(fmtMS)),
 		len(do) > 0 && do.p50().med < msf(targetScanP50) && noErr(do) && do.rps().med >= 0.98*targetScanRate)
+	off := r.door.offline
+	median := func(f func(offlineRun) time.Duration) time.Duration {
+		if len(off) == 0 {
+			return 0
+		}
+		v := make([]time.Duration, len(off))
+		for i, o := range off {
+			v[i] = f(o)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	dl, syn, bat := median(func(o offlineRun) time.Duration { return o.download }),
+		median(func(o offlineRun) time.Duration { return o.syncP50 }), median(func(o offlineRun) time.Duration { return o.batch })
+	row(fmt.Sprintf("offline door: the manifest of a date of %d tickets downloads in < %s", doorTickets, targetManifest), ms(dl),
+		len(off) > 0 && dl < targetManifest)
+	row(fmt.Sprintf("offline door: a sync with since after %d scans < %s (p50)", offlineSyncScans, ms(targetSync)), ms(syn),
+		len(off) > 0 && syn < targetSync)
+	row(fmt.Sprintf("offline door: a batch of %d scans < %s", batchSize, targetBatch), ms(bat), len(off) > 0 && bat < targetBatch)
 	for _, route := range syncOrder {
 		p50, _, _, _ := r.sync.figures(route)
 		row(fmt.Sprintf("%s, %d orders: server time p50 < %s", route, r.sync.orders, ms(targetSyncP50)), ms(p50),

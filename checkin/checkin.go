@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,7 +63,15 @@ type Service struct {
 		EventDateOfEvent(ctx context.Context, id, eventID int64) (*store.EventDate, error)
 	}
 	Webhooks *webhook.Service
-	Now      func() time.Time
+	// UnknownCodes budgets the scans of codes that match no ticket, per
+	// scanner key (keyed by its id): a scan beyond it is refused
+	// rate_limit_exceeded and not recorded, so one key guessing codes
+	// neither fills the database nor inflates rejected_scans. Scans of
+	// real tickets never spend it. nil: no budget.
+	UnknownCodes interface {
+		Allow(ctx context.Context, key, what string) error
+	}
+	Now func() time.Time
 	// Log hears what a feed's follower could not read; nil is
 	// slog.Default().
 	Log *slog.Logger
@@ -95,6 +104,9 @@ type View struct {
 	Direction string  `json:"direction"`
 	Gate      *string `json:"gate"`
 	ScannedAt string  `json:"scanned_at"`
+	// Offline is true when the scan reached the server more than
+	// OfflineAfter after it was made.
+	Offline bool `json:"offline"`
 	// Ticket is nil for unknown_code.
 	Ticket *tickets.View `json:"ticket"`
 	// Previous is the admission that stands, for already_checked_in.
@@ -110,19 +122,27 @@ type Previous struct {
 // Admitted reports whether the scan let the ticket in or out.
 func (v *View) Admitted() bool { return v.Result == store.CheckInAdmitted }
 
+// OfflineAfter is how much older than its arrival a scan's scanned_at
+// must be for the scan to count as made offline (spec/offline-door.md
+// section 3).
+const OfflineAfter = 30 * time.Second
+
 // moveAttempts bounds how often a scan decides again after its ticket
 // changed under it (another scan, a void). Each retry follows a change
 // another transaction committed, so one is almost always enough.
 const moveAttempts = 5
 
-// CheckIn decides a scan of sc and records it. It reports whether the
+// CheckIn decides a scan of sc and records it; a scan made more than
+// OfflineAfter before now is recorded offline, and an offline entry of a
+// ticket already inside is an offline conflict (Stats). It reports whether the
 // answer is the one saved for an earlier scan with the same
 // Idempotency-Key (replayed). A scan that is decided answers a View,
 // admitted or rejected; only requests that are not scans are errors.
 // Order: the key's form, the body, the date, the key's saved answer.
 // Errors: invalid_idempotency_key, validation_failed, event_date_not_found
 // (not a date of the scanner's event), idempotency_conflict (the key was
-// used with another scan).
+// used with another scan), rate_limit_exceeded (a code that matches no
+// ticket, beyond the scanner's UnknownCodes budget; nothing is recorded).
 //
 // A key's saved answer is not looked up first: the scan is decided and
 // recorded, and the record's unique key refuses a second scan under the
@@ -219,13 +239,13 @@ func (s *Service) record(ctx context.Context, sc Scanner, in *scan, key, fingerp
 		row := &store.CheckIn{
 			PublicID: newID(), ScannerID: sc.ID, Environment: sc.Environment, EventDateID: in.dateID,
 			Direction: in.direction, Gate: in.gate, ScannedAt: in.scannedAt, Result: store.CheckInAdmitted,
-			CreatedAt: now,
+			Offline: now.Sub(in.scannedAt) > OfflineAfter, CreatedAt: now,
 		}
 		if reason != "" {
 			row.Result, row.Reason = store.CheckInRejected, &reason
 		}
 		v = &View{ID: row.PublicID, Result: row.Result, Reason: row.Reason, Direction: row.Direction, Gate: row.Gate,
-			ScannedAt: catalog.FormatStamp(row.ScannedAt)}
+			ScannedAt: catalog.FormatStamp(row.ScannedAt), Offline: row.Offline}
 		if reason != UnknownCode {
 			row.TicketID = &t.ID
 			v.Ticket = tickets.NewView(&t.IssuedTicket, t.OrderReference)
@@ -268,6 +288,11 @@ func (s *Service) decide(ctx context.Context, tx bun.Tx, sc Scanner, in *scan, n
 		}
 		t, err := store.DoorTicketByCode(ctx, tx, in.code)
 		if errors.Is(err, store.ErrNotFound) {
+			if s.UnknownCodes != nil {
+				if err := s.UnknownCodes.Allow(ctx, strconv.FormatInt(sc.ID, 10), "scans of codes that match no ticket from this scanner key"); err != nil {
+					return nil, "", err
+				}
+			}
 			return nil, UnknownCode, nil
 		}
 		if err != nil {
@@ -297,7 +322,10 @@ func reject(sc Scanner, in *scan, t *store.DoorTicket) string {
 		return Void
 	case in.direction == store.CheckInEntry && t.Inside:
 		return AlreadyCheckedIn
-	case in.direction == store.CheckInExit && !t.Inside:
+	case in.direction == store.CheckInExit && (!t.Inside || in.scannedAt.Before(t.AdmittedAt)):
+		// An exit dated before the admission that stands (an offline
+		// exit uploaded late) would let out a ticket that came in after
+		// it, and let a second person in on it.
 		return NotInside
 	}
 	return ""

@@ -205,6 +205,23 @@ func TestReasons(t *testing.T) {
 				require.True(t, b.scan(t, testDoor, c, "DEMO-CHALEWOTE-1", exit).Admitted())
 				return c
 			}, "DEMO-CHALEWOTE-1", []func(*checkin.Input){exit}, checkin.NotInside},
+			{"NotInsideExitBeforeAdmission", testDoor, func(t *testing.T) string {
+				c := b.gaCode(t, store.EnvTest)
+				require.True(t, b.scan(t, testDoor, c, "DEMO-CHALEWOTE-1", at(b.f.Now.Add(-time.Hour))).Admitted())
+				return c
+			}, "DEMO-CHALEWOTE-1", []func(*checkin.Input){exit, at(b.f.Now.Add(-2 * time.Hour))}, checkin.NotInside},
+			{"OKExitAtAdmission", testDoor, func(t *testing.T) string {
+				c := b.gaCode(t, store.EnvTest)
+				require.True(t, b.scan(t, testDoor, c, "DEMO-CHALEWOTE-1", at(b.f.Now.Add(-time.Hour))).Admitted())
+				return c
+			}, "DEMO-CHALEWOTE-1", []func(*checkin.Input){exit, at(b.f.Now.Add(-time.Hour))}, ""},
+			{"NotInsideExitBeforeReadmission", testDoor, func(t *testing.T) string {
+				c := b.gaCode(t, store.EnvTest)
+				require.True(t, b.scan(t, testDoor, c, "DEMO-CHALEWOTE-1", at(b.f.Now.Add(-3*time.Hour))).Admitted())
+				require.True(t, b.scan(t, testDoor, c, "DEMO-CHALEWOTE-1", exit, at(b.f.Now.Add(-2*time.Hour))).Admitted())
+				require.True(t, b.scan(t, testDoor, c, "DEMO-CHALEWOTE-1", at(b.f.Now.Add(-time.Hour))).Admitted())
+				return c
+			}, "DEMO-CHALEWOTE-1", []func(*checkin.Input){exit, at(b.f.Now.Add(-90 * time.Minute))}, checkin.NotInside},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				code := tc.code(t)

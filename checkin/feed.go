@@ -23,6 +23,9 @@ type Stats struct {
 	Inside    int64 `json:"inside"`
 	// RejectedScans counts the date's rejected scans.
 	RejectedScans int64 `json:"rejected_scans"`
+	// OfflineConflicts counts those of them that were offline entries of
+	// a ticket already inside: two people may have entered on one ticket.
+	OfflineConflicts int64 `json:"offline_conflicts"`
 }
 
 // Stats counts a date of the scanner's event, now, in its environment,
@@ -36,7 +39,8 @@ func (s *Service) Stats(ctx context.Context, sc Scanner, dateID int64) (*Stats, 
 	if err != nil {
 		return nil, err
 	}
-	return &Stats{EventdateID: dateID, Issued: c.Issued, CheckedIn: c.CheckedIn, Inside: c.Inside, RejectedScans: c.Rejected}, nil
+	return &Stats{EventdateID: dateID, Issued: c.Issued, CheckedIn: c.CheckedIn, Inside: c.Inside, RejectedScans: c.Rejected,
+		OfflineConflicts: c.OfflineConflicts}, nil
 }
 
 // MaxScans bounds one read of a date's feed.

@@ -49,6 +49,7 @@ type ComplexityRoot struct {
 		Direction func(childComplexity int) int
 		Gate      func(childComplexity int) int
 		ID        func(childComplexity int) int
+		Offline   func(childComplexity int) int
 		Previous  func(childComplexity int) int
 		Reason    func(childComplexity int) int
 		Result    func(childComplexity int) int
@@ -68,11 +69,12 @@ type ComplexityRoot struct {
 	}
 
 	CheckInStats struct {
-		CheckedIn     func(childComplexity int) int
-		EventdateID   func(childComplexity int) int
-		Inside        func(childComplexity int) int
-		Issued        func(childComplexity int) int
-		RejectedScans func(childComplexity int) int
+		CheckedIn        func(childComplexity int) int
+		EventdateID      func(childComplexity int) int
+		Inside           func(childComplexity int) int
+		Issued           func(childComplexity int) int
+		OfflineConflicts func(childComplexity int) int
+		RejectedScans    func(childComplexity int) int
 	}
 
 	CheckoutSession struct {
@@ -527,6 +529,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CheckIn.ID(childComplexity), true
+	case "CheckIn.offline":
+		if e.ComplexityRoot.CheckIn.Offline == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckIn.Offline(childComplexity), true
 	case "CheckIn.previous":
 		if e.ComplexityRoot.CheckIn.Previous == nil {
 			break
@@ -614,6 +622,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CheckInStats.Issued(childComplexity), true
+	case "CheckInStats.offlineConflicts":
+		if e.ComplexityRoot.CheckInStats.OfflineConflicts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckInStats.OfflineConflicts(childComplexity), true
 	case "CheckInStats.rejectedScans":
 		if e.ComplexityRoot.CheckInStats.RejectedScans == nil {
 			break
@@ -2675,6 +2689,8 @@ type CheckIn {
   gate: String
   "When the scan was made: the offline scan's scannedAt, or when the server recorded it (UTC)."
   scannedAt: DateTime!
+  "True when the server received the scan more than 30 seconds after scannedAt: a door that scanned without a network and sent it later. An offline ALREADY_CHECKED_IN entry is an offline conflict (CheckInStats.offlineConflicts)."
+  offline: Boolean!
   "The ticket scanned, as it stands after the scan; null for UNKNOWN_CODE."
   ticket: IssuedTicket
   "For ALREADY_CHECKED_IN: the admission that stands (when and at which gate); null otherwise."
@@ -2735,6 +2751,8 @@ type CheckInStats {
   inside: Int!
   "Scans of the date that were rejected."
   rejectedScans: Int!
+  "Of them, offline entries of a ticket that was already inside when the server received them: another device had admitted it first, and two people may have entered on one ticket."
+  offlineConflicts: Int!
 }
 
 "Which orders Query.orders returns; every field given must match."
@@ -3668,6 +3686,8 @@ func (ec *executionContext) childFields_CheckIn(ctx context.Context, field graph
 		return ec.fieldContext_CheckIn_gate(ctx, field)
 	case "scannedAt":
 		return ec.fieldContext_CheckIn_scannedAt(ctx, field)
+	case "offline":
+		return ec.fieldContext_CheckIn_offline(ctx, field)
 	case "ticket":
 		return ec.fieldContext_CheckIn_ticket(ctx, field)
 	case "previous":
@@ -3710,6 +3730,8 @@ func (ec *executionContext) childFields_CheckInStats(ctx context.Context, field 
 		return ec.fieldContext_CheckInStats_inside(ctx, field)
 	case "rejectedScans":
 		return ec.fieldContext_CheckInStats_rejectedScans(ctx, field)
+	case "offlineConflicts":
+		return ec.fieldContext_CheckInStats_offlineConflicts(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CheckInStats", field.Name)
 }
@@ -5250,6 +5272,13 @@ func (ec *executionContext) fieldContext_CheckIn_scannedAt(_ context.Context, fi
 	return graphql.NewScalarFieldContext("CheckIn", field, false, false, errNoChildren5)
 }
 
+func (ec *executionContext) _CheckIn_offline(ctx context.Context, field graphql.CollectedField, obj *checkin.View) (ret graphql.Marshaler) {
+	return (*boolValue)(&obj.Offline)
+}
+func (ec *executionContext) fieldContext_CheckIn_offline(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckIn", field, false, false, errNoChildren6)
+}
+
 func (ec *executionContext) _CheckIn_ticket(ctx context.Context, field graphql.CollectedField, obj *checkin.View) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5431,6 +5460,13 @@ func (ec *executionContext) _CheckInStats_rejectedScans(ctx context.Context, fie
 	return (*int64Value)(&obj.RejectedScans)
 }
 func (ec *executionContext) fieldContext_CheckInStats_rejectedScans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckInStats", field, false, false, errNoChildren7)
+}
+
+func (ec *executionContext) _CheckInStats_offlineConflicts(ctx context.Context, field graphql.CollectedField, obj *checkin.Stats) (ret graphql.Marshaler) {
+	return (*int64Value)(&obj.OfflineConflicts)
+}
+func (ec *executionContext) fieldContext_CheckInStats_offlineConflicts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CheckInStats", field, false, false, errNoChildren7)
 }
 
@@ -11188,6 +11224,11 @@ func (ec *executionContext) _CheckIn(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "offline":
+			out.Values[i] = ec._CheckIn_offline(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "ticket":
 			out.Values[i] = ec._CheckIn_ticket(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -11350,6 +11391,11 @@ func (ec *executionContext) _CheckInStats(ctx context.Context, sel ast.Selection
 			}
 		case "rejectedScans":
 			out.Values[i] = ec._CheckInStats_rejectedScans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "offlineConflicts":
+			out.Values[i] = ec._CheckInStats_offlineConflicts(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

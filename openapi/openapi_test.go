@@ -62,6 +62,8 @@ func TestRoutes(t *testing.T) {
 		"GET /api/v1/refunds/{id}",
 		"POST /api/v1/check-ins",
 		"GET /api/v1/check-ins/stats",
+		"GET /api/v1/check-ins/manifest",
+		"POST /api/v1/check-ins/batch",
 		"GET /api/v1/webhook-events/stream",
 		"POST /api/v1/webhook-endpoints",
 		"GET /api/v1/webhook-endpoints",

@@ -17,13 +17,17 @@ type Config struct {
 	// at most this many times one app's request and checkout limits, so
 	// more apps do not buy more capacity.
 	AccountMultiple int
+	// ScannerUnknownCodes bounds, per scanner key and minute, the scans of
+	// codes that match no ticket (SCANNER_UNKNOWN_CODES_PER_MINUTE).
+	ScannerUnknownCodes int
 	// Prefix namespaces the counters in Redis (tests use their own).
 	Prefix string
 }
 
 // DefaultConfig returns the spec's limits.
 func DefaultConfig() Config {
-	return Config{FailedAuth: 60, LiveApp: 120, TestApp: 240, Checkout: 30, TicketPages: 60, Window: time.Minute, AccountMultiple: 3, Prefix: "boxoffice"}
+	return Config{FailedAuth: 60, LiveApp: 120, TestApp: 240, Checkout: 30, TicketPages: 60, Window: time.Minute, AccountMultiple: 3,
+		ScannerUnknownCodes: 120, Prefix: "boxoffice"}
 }
 
 // Namespace is the prefix of the configuration's counters: Prefix, or the
@@ -46,6 +50,9 @@ type Limits struct {
 	TestAccount     *Limiter
 	CheckoutAccount *Limiter
 	TicketPages     *Limiter
+	// ScannerUnknown is the budget of a scanner key (keyed by its id) for
+	// scans of codes that match no ticket, per minute whatever Window is.
+	ScannerUnknown *Limiter
 }
 
 // NewLimits builds the limiters of cfg over s.
@@ -72,6 +79,7 @@ func NewLimits(s *Store, cfg Config) *Limits {
 		TestAccount:     s.New(ns+":account-test", k*test, cfg.Window),
 		CheckoutAccount: s.New(ns+":account-checkout", k*checkout, cfg.Window),
 		TicketPages:     s.New(ns+":ticket-pages", pick(cfg.TicketPages, d.TicketPages), cfg.Window),
+		ScannerUnknown:  s.New(ns+":scanner-unknown", pick(cfg.ScannerUnknownCodes, d.ScannerUnknownCodes), time.Minute),
 	}
 }
 

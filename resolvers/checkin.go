@@ -51,6 +51,31 @@ func (r *Resolver) CheckInStats(ctx context.Context, dateID int64) (*checkin.Sta
 	return r.CheckIns.Stats(ctx, sc, dateID)
 }
 
+// CheckInManifest is GET /check-ins/manifest: the tickets of a date of
+// the calling scanner's event changed after since, as the door holds
+// them to decide offline.
+// Errors: unauthorized, scanner_key_required, and those of
+// checkin.Service.Manifest.
+func (r *Resolver) CheckInManifest(ctx context.Context, req checkin.ManifestRequest) (*checkin.ManifestPage, error) {
+	sc, err := scanner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.CheckIns.Manifest(ctx, sc, req)
+}
+
+// CheckInBatch is POST /check-ins/batch: the scans a door queued, each
+// processed as CheckIn with its own idempotency key.
+// Errors: unauthorized, scanner_key_required, and those of
+// checkin.Service.Batch.
+func (r *Resolver) CheckInBatch(ctx context.Context, scans []checkin.BatchScan, problems apperr.Details) ([]checkin.BatchResult, error) {
+	sc, err := scanner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.CheckIns.Batch(ctx, sc, scans, problems)
+}
+
 // CheckInFeed is Subscription.checkIns: every scan of a date of the
 // calling scanner's event, in its environment, from now until ctx ends,
 // each as its door got it, none skipped (checkin.Feed), woken by the

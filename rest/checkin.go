@@ -2,7 +2,7 @@ package rest
 
 import (
 	"encoding/json"
-	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -76,33 +76,135 @@ func (h *Handler) checkInStats(w http.ResponseWriter, r *http.Request) {
 	}{st})
 }
 
+// checkInManifest is GET /api/v1/check-ins/manifest?eventdate_id=ID
+// [&since=TOKEN][&limit=N].
+func (h *Handler) checkInManifest(w http.ResponseWriter, r *http.Request) {
+	q := newQuery(r)
+	id := q.int("eventdate_id")
+	switch {
+	case id == nil && q.details["eventdate_id"] == nil:
+		q.problem("eventdate_id", "is required")
+	case id != nil && *id < 1:
+		q.problem("eventdate_id", "must be a positive integer")
+	}
+	req := checkin.ManifestRequest{Since: q.get("since"), Limit: q.int("limit")}
+	if err := q.err(); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	req.EventdateID = int64(*id)
+	p, err := h.Resolver.CheckInManifest(r.Context(), req)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Data []checkin.ManifestEntry `json:"data"`
+		Meta any                     `json:"meta"`
+	}{p.Entries, struct {
+		NextSince string `json:"next_since"`
+		HasMore   bool   `json:"has_more"`
+	}{p.NextSince, p.HasMore}})
+}
+
+// maxBatchBody bounds a batch's body: 500 of the largest valid scans
+// (a 128-character code and key, a 64-character gate, a date-time) fit
+// in well under a megabyte.
+const maxBatchBody = 1 << 20
+
+// batchResult is one scan's place in a batch's answer: its Check-in, or
+// the error object of a scan that is not one.
+type batchResult checkin.BatchResult
+
+func (b batchResult) MarshalJSON() ([]byte, error) {
+	if b.Err != nil {
+		return json.Marshal(errorBody{Error: errorJSON{Code: b.Err.Code, Message: b.Err.Message, Details: b.Err.Details}})
+	}
+	return json.Marshal(b.CheckIn)
+}
+
+// checkInBatch is POST /api/v1/check-ins/batch: {scans: [Scan]}, each a
+// POST /api/v1/check-ins body with its idempotency_key. The answer is a
+// 200 with one result per scan, in the order sent.
+func (h *Handler) checkInBatch(w http.ResponseWriter, r *http.Request) {
+	var (
+		scans    []checkin.BatchScan
+		problems apperr.Details
+	)
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		problems = apperr.Details{"body": {"Content-Type must be application/json"}}
+	} else {
+		scans, problems = decodeBatch(http.MaxBytesReader(w, r.Body, maxBatchBody))
+	}
+	results, err := h.Resolver.CheckInBatch(r.Context(), scans, problems)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out := make([]batchResult, len(results))
+	for i, res := range results {
+		out[i] = batchResult(res)
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Data []batchResult `json:"data"`
+	}{out})
+}
+
+// decodeBatch reads {scans: [...]}: each scan as decodeCheckIn reads a
+// check-in's body, with its idempotency_key; problems of the body itself
+// are returned apart, keyed body and scans.
+func decodeBatch(body io.Reader) ([]checkin.BatchScan, apperr.Details) {
+	obj, d := decodeObject(body)
+	if obj == nil {
+		return nil, d
+	}
+	raw, present := obj["scans"]
+	list, isList := raw.([]any)
+	switch {
+	case !present:
+		d.Add("scans", "is required")
+		return nil, d
+	case !isList:
+		d.Add("scans", "must be an array of scans")
+		return nil, d
+	case len(list) > checkin.MaxBatch:
+		d.Add("scans", fmt.Sprintf("must hold 1 to %d scans", checkin.MaxBatch))
+		return nil, d
+	}
+	scans := make([]checkin.BatchScan, len(list))
+	for i, item := range list {
+		sd := apperr.Details{}
+		scan, ok := item.(map[string]any)
+		if !ok {
+			sd.Add("scan", "must be a JSON object")
+			scans[i] = checkin.BatchScan{Problems: sd}
+			continue
+		}
+		scans[i] = checkin.BatchScan{Input: checkInInput(sd, scan), Key: jsonString(sd, scan, "idempotency_key", "idempotency_key"),
+			Problems: sd}
+	}
+	return scans, d
+}
+
 // decodeCheckIn reads the JSON body of POST /api/v1/check-ins as the
 // mutation's input, with the problems found keyed by field, as
 // decodeCheckout does; the input is nil when the body is not a JSON
 // object at all. Unknown fields are ignored.
 func decodeCheckIn(body io.Reader) (*checkin.Input, apperr.Details) {
-	d := apperr.Details{}
-	dec := json.NewDecoder(body)
-	dec.UseNumber()
-	var v any
-	err := dec.Decode(&v)
-	if err == nil && dec.More() {
-		err = errors.New("trailing data after the JSON object")
-	}
-	if err != nil {
-		d.Add("body", bodyProblem(err))
+	obj, d := decodeObject(body)
+	if obj == nil {
 		return nil, d
 	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		d.Add("body", "must be a JSON object")
-		return nil, d
-	}
+	return checkInInput(d, obj), d
+}
+
+// checkInInput is a check-in's fields of obj, their problems added to d.
+func checkInInput(d apperr.Details, obj map[string]any) *checkin.Input {
 	return &checkin.Input{
 		Code:        jsonString(d, obj, "code", "code"),
 		EventdateID: jsonInt(d, obj, "eventdate_id", "eventdate_id"),
 		Direction:   jsonString(d, obj, "direction", "direction"),
 		Gate:        jsonString(d, obj, "gate", "gate"),
 		ScannedAt:   jsonString(d, obj, "scanned_at", "scanned_at"),
-	}, d
+	}
 }

@@ -50,6 +50,8 @@ func (h *Handler) Routes(r chi.Router) {
 	r.Get("/webhook-events", h.listWebhookEvents)
 	r.Get("/webhook-events/{id}", h.getWebhookEvent)
 	r.Post("/webhook-events/{id}/redeliver", h.redeliverWebhookEvent)
+	r.Get("/check-ins/manifest", h.checkInManifest)
+	r.Post("/check-ins/batch", h.checkInBatch)
 	r.NotFound(h.notFound)
 	r.MethodNotAllowed(h.methodNotAllowed)
 }

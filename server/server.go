@@ -312,7 +312,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Tickets = &tickets.Service{DB: db, Now: now, PublicBaseURL: cfg.PublicBaseURL, Mail: m.Mail, From: cfg.MailFrom,
 		Webhooks: m.Webhooks, PDFs: m.TicketPDFs, ObserveIssued: m.Metrics.TicketsIssued, ObserveEmail: m.Metrics.TicketEmail}
 	m.CheckIns = &checkin.Service{DB: db, Dates: readcache.CheckoutCatalog{DB: db}, Webhooks: m.Webhooks, Now: now, Log: log,
-		Observe: m.Metrics.CheckIn}
+		Observe: m.Metrics.CheckIn, UnknownCodes: scannerUnknown{m.Limits}}
 	m.Checkout = &checkout.Service{DB: db, Idempotency: m.Idempotency, Webhooks: m.Webhooks, Tickets: m.Tickets, Payments: m.Payments, Now: now, Config: checkout.Config{
 		PublicBaseURL: cfg.PublicBaseURL, SandboxExpiry: cfg.SandboxExpiry, LiveExpiry: cfg.LiveExpiry,
 		FreeDailyAppCap: cfg.FreeDailyAppCap, FreeDailyBuyerEventCap: cfg.FreeDailyBuyerEventCap, FreeDailyAccountCap: cfg.FreeDailyAccountCap,
@@ -471,4 +471,15 @@ func (m *Main) HTTPServer(h http.Handler) *http.Server {
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
 	}
+}
+
+// scannerUnknown is the scanner keys' budget of unknown codes, read from
+// the service's limits at each scan, so limits rebuilt in place (a test
+// that stops their clock) are the ones that count.
+type scannerUnknown struct{ limits *ratelimit.Limits }
+
+// Allow counts one scan of a code that matches no ticket against key's
+// budget. Errors: rate_limit_exceeded.
+func (u scannerUnknown) Allow(ctx context.Context, key, what string) error {
+	return u.limits.ScannerUnknown.Allow(ctx, key, what)
 }

@@ -36,6 +36,9 @@ type CheckIn struct {
 	ScannedAt time.Time `bun:"scanned_at,notnull"`
 	Result    string    `bun:"result,notnull"`
 	Reason    *string   `bun:"reason"`
+	// Offline is true for a scan the server received more than 30 seconds
+	// after it was made (spec/offline-door.md section 3).
+	Offline bool `bun:"offline,notnull"`
 	// IdempotencyKey and Fingerprint are set for a scan sent with an
 	// Idempotency-Key: the key and a hash of the scan's body.
 	IdempotencyKey *string `bun:"idempotency_key"`
@@ -208,24 +211,27 @@ type DoorCounts struct {
 	// Issued counts tickets that are not void; CheckedIn those of them
 	// admitted at least once; Inside those of them inside now.
 	Issued, CheckedIn, Inside int64
-	// Rejected counts rejected scans.
-	Rejected int64
+	// Rejected counts rejected scans; OfflineConflicts those of them that
+	// were offline entries of a ticket already inside.
+	Rejected, OfflineConflicts int64
 }
 
-// doorCountsQuery reads a date's counts from two indexes
-// (issued_tickets_door_idx and check_ins_rejected_idx, whose predicate
-// the literal 'rejected' matches), never the tables' other rows.
+// doorCountsQuery reads a date's counts from three indexes
+// (issued_tickets_door_idx, and check_ins_rejected_idx and
+// check_ins_offline_conflicts_idx, whose predicates the literals match),
+// never the tables' other rows.
 const doorCountsQuery = `SELECT
 	(SELECT COUNT(*) FROM issued_tickets WHERE event_date_id = ? AND environment = ? AND status IN ('valid', 'checked_in')),
 	(SELECT COUNT(*) FROM issued_tickets WHERE event_date_id = ? AND environment = ? AND status = 'checked_in'),
 	(SELECT COUNT(*) FROM issued_tickets WHERE event_date_id = ? AND environment = ? AND status = 'checked_in' AND inside),
-	(SELECT COUNT(*) FROM check_ins WHERE event_date_id = ? AND environment = ? AND result = 'rejected')`
+	(SELECT COUNT(*) FROM check_ins WHERE event_date_id = ? AND environment = ? AND result = 'rejected'),
+	(SELECT COUNT(*) FROM check_ins WHERE event_date_id = ? AND environment = ? AND offline AND reason = 'already_checked_in')`
 
 // DoorCountsOf counts an event date's door in one environment.
 func DoorCountsOf(ctx context.Context, db bun.IDB, env string, dateID int64) (DoorCounts, error) {
 	var c DoorCounts
-	err := db.NewRaw(doorCountsQuery, dateID, env, dateID, env, dateID, env, dateID, env).
-		Scan(ctx, &c.Issued, &c.CheckedIn, &c.Inside, &c.Rejected)
+	err := db.NewRaw(doorCountsQuery, dateID, env, dateID, env, dateID, env, dateID, env, dateID, env).
+		Scan(ctx, &c.Issued, &c.CheckedIn, &c.Inside, &c.Rejected, &c.OfflineConflicts)
 	return c, translate(err)
 }
 

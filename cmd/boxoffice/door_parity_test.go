@@ -15,14 +15,14 @@ import (
 )
 
 // checkInFields is what the tests read of a GraphQL CheckIn.
-const checkInFields = `id result reason direction gate scannedAt
+const checkInFields = `id result reason direction gate scannedAt offline
 	ticket { id code status checkedInAt ticketName position ticketsInOrder eventdateId environment }
 	previous { scannedAt gate }`
 
 const (
 	checkInMutation = `mutation($in: CheckInInput!) { checkIn(input: $in) { checkIn { ` + checkInFields + ` }
 	replayed userErrors { code field message } } }`
-	checkInStatsQuery = `query($d: Int!) { checkInStats(eventDateId: $d) { eventdateId issued checkedIn inside rejectedScans } }`
+	checkInStatsQuery = `query($d: Int!) { checkInStats(eventDateId: $d) { eventdateId issued checkedIn inside rejectedScans offlineConflicts } }`
 )
 
 // scanAnswer is what a door said to a request, reduced to what both
@@ -38,6 +38,7 @@ type scanAnswer struct {
 	Reason        string
 	Direction     string
 	Gate          string
+	Offline       bool
 	Ticket        string // the ticket's status; "" without a ticket
 	PreviousGate  string
 	// ScannedAt, CheckedInAt (the ticket's) and PreviousAt are compared
@@ -205,6 +206,7 @@ func scanOf(t *testing.T, v map[string]any, code any) scanAnswer {
 	a := scanAnswer{Result: v["result"].(string), Direction: v["direction"].(string), ScannedAt: v["scanned_at"].(string)}
 	a.Reason, _ = v["reason"].(string)
 	a.Gate, _ = v["gate"].(string)
+	a.Offline = v["offline"].(bool)
 	if tk, ok := v["ticket"].(map[string]any); ok {
 		a.Ticket = tk["status"].(string)
 		a.CheckedInAt, _ = tk["checked_in_at"].(string)
@@ -221,7 +223,8 @@ func scanOf(t *testing.T, v map[string]any, code any) scanAnswer {
 // TestCheckInParity plays every rule of the door through both doors, REST
 // and GraphQL, each with tickets of its own, and expects the same answer:
 // every reason of the spec in its order, entry, exit and re-entry, an
-// offline scan, idempotent retries, validation, and which kind of key
+// offline scan, an offline conflict, an exit dated before its admission,
+// idempotent retries, validation, and which kind of key
 // opens what.
 func TestCheckInParity(t *testing.T) {
 	t.Parallel()
@@ -274,7 +277,18 @@ func TestCheckInParity(t *testing.T) {
 			}, want: admitted},
 			{name: "OKOffline", play: func(t *testing.T, d checkInDoor) scanAnswer {
 				return d.scan(t, testDoor, "", tb.scan(ticket(t), day1, "scanned_at", scannedAt))
-			}, want: admitted.scannedAt(scannedAt), times: true},
+			}, want: admitted.scannedAt(scannedAt).offline(), times: true},
+			{name: "ErrOfflineConflict", play: func(t *testing.T, d checkInDoor) scanAnswer {
+				c := ticket(t)
+				require.Equal(t, "admitted", d.scan(t, testDoor, "", tb.scan(c, day1, "gate", "North")).Result)
+				return d.scan(t, testDoor, "", tb.scan(c, day1, "gate", "South", "scanned_at", scannedAt))
+			}, want: rejected("already_checked_in", "checked_in").atGate("South").after("North").offline()},
+			{name: "ErrNotInsideExitBeforeAdmission", play: func(t *testing.T, d checkInDoor) scanAnswer {
+				c := ticket(t)
+				require.Equal(t, "admitted", d.scan(t, testDoor, "", tb.scan(c, day1, "scanned_at", scannedAt)).Result)
+				before := time.Now().UTC().Add(-2 * time.Hour).Truncate(time.Second).Format(time.RFC3339)
+				return d.scan(t, testDoor, "", tb.scan(c, day1, "direction", "exit", "scanned_at", before))
+			}, want: exit(rejected("not_inside", "checked_in")).offline()},
 			{name: "OKCodeAsTyped", play: func(t *testing.T, d checkInDoor) scanAnswer {
 				return d.scan(t, testDoor, "", tb.scan("  "+strings.ToLower(ticket(t))+"\n", day1))
 			}, want: admitted},
@@ -417,6 +431,7 @@ func TestCheckInParity(t *testing.T) {
 			require.Equal(t, float64(dateOf(day1)), rest.Stats["eventdate_id"])
 			require.Positive(t, rest.Stats["checked_in"])
 			require.Positive(t, rest.Stats["rejected_scans"])
+			require.Equal(t, 2.0, rest.Stats["offline_conflicts"], "ErrOfflineConflict, through each door")
 		})
 	})
 }
@@ -431,6 +446,9 @@ func (a scanAnswer) scannedAt(at string) scanAnswer { a.ScannedAt, a.CheckedInAt
 func (a scanAnswer) after(gate string) scanAnswer { a.PreviousGate = gate; return a }
 
 func (a scanAnswer) replayed() scanAnswer { a.Replayed = true; return a }
+
+// offline is a received more than 30 seconds after it was scanned.
+func (a scanAnswer) offline() scanAnswer { a.Offline = true; return a }
 
 // TestGraphQLKeyFields: in one document, each field answers for the key
 // that asks: a scanner key's check-in fields run beside its refused

@@ -153,7 +153,7 @@ func TestCheckInREST(t *testing.T) {
 			require.Equal(t, http.StatusOK, res.Status, "%s", res.Raw)
 			st := res.data()
 			require.Equal(t, float64(date), st["eventdate_id"])
-			require.Equal(t, []string{"checked_in", "eventdate_id", "inside", "issued", "rejected_scans"}, sortedKeys(st))
+			require.Equal(t, []string{"checked_in", "eventdate_id", "inside", "issued", "offline_conflicts", "rejected_scans"}, sortedKeys(st))
 			require.GreaterOrEqual(t, st["checked_in"], 2.0)
 			requireError(t, tb.get(t, "/api/v1/check-ins/stats", door), http.StatusUnprocessableEntity, "validation_failed")
 			requireError(t, tb.get(t, "/api/v1/check-ins/stats?eventdate_id=0", door), http.StatusUnprocessableEntity, "validation_failed")
@@ -327,7 +327,7 @@ func TestCheckInExactlyOnceTwoInstances(t *testing.T) {
 			}
 			st := b.get(t, fmt.Sprintf("/api/v1/check-ins/stats?eventdate_id=%d", date), door).data()
 			require.Equal(t, map[string]any{"eventdate_id": float64(date), "issued": 1.0, "checked_in": 1.0, "inside": 1.0,
-				"rejected_scans": float64(n - 1)}, st)
+				"rejected_scans": float64(n - 1), "offline_conflicts": 0.0}, st)
 		})
 	}
 }

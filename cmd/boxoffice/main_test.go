@@ -39,7 +39,8 @@ func setup(t testing.TB, db *store.DB, opts ...func(*Config)) *testBundle {
 	cfg.PublicBaseURL = "http://boxoffice.test"
 	cfg.PaymentProvider = "dev"
 	// Limits have tests of their own; elsewhere they stay out of the way.
-	cfg.RateLimits = ratelimit.Config{FailedAuth: 1 << 20, LiveApp: 1 << 20, TestApp: 1 << 20, Checkout: 1 << 20, Window: time.Minute}
+	cfg.RateLimits = ratelimit.Config{FailedAuth: 1 << 20, LiveApp: 1 << 20, TestApp: 1 << 20, Checkout: 1 << 20,
+		ScannerUnknownCodes: 1 << 20, Window: time.Minute}
 	cfg.RateLimitDelay = 0
 	// Portal passwords hashed at production cost would slow every setup
 	// (the demo account has one); the format and checks are the same.
