@@ -41,6 +41,7 @@ const (
 	OrderNotPending           Code = "order_not_pending"
 	ValidationFailed          Code = "validation_failed"
 	EventDateNotAvailable     Code = "event_date_not_available"
+	EventDateCancelled        Code = "event_date_cancelled"
 	TicketNotFound            Code = "ticket_not_found"
 	TicketNotOnSale           Code = "ticket_not_on_sale"
 	TicketQuantityExceeded    Code = "ticket_quantity_exceeded"
@@ -89,6 +90,7 @@ var statuses = map[Code]int{
 	OrderNotPending:           http.StatusConflict,
 	ValidationFailed:          http.StatusUnprocessableEntity,
 	EventDateNotAvailable:     http.StatusUnprocessableEntity,
+	EventDateCancelled:        http.StatusConflict,
 	TicketNotFound:            http.StatusUnprocessableEntity,
 	TicketNotOnSale:           http.StatusUnprocessableEntity,
 	TicketQuantityExceeded:    http.StatusUnprocessableEntity,

@@ -119,10 +119,13 @@ func Upcoming(d *store.EventDate, now time.Time) bool {
 }
 
 // DateOnSale returns nil when tickets of date d can be bought at now, and
-// otherwise event_date_not_available saying whether d is inactive, has
-// ended or is payout-locked: an upcoming date not locked for payout.
+// otherwise event_date_cancelled for a cancelled date, or
+// event_date_not_available saying whether d is inactive, has ended or is
+// payout-locked: an upcoming date not locked for payout.
 func DateOnSale(d *store.EventDate, now time.Time) error {
 	switch {
+	case !d.CancelledAt.IsZero():
+		return DateCancelled(d.ID)
 	case !d.Active:
 		return apperr.New(apperr.EventDateNotAvailable, "Event date %d is not active.", d.ID)
 	case ended(d, now):
@@ -131,6 +134,11 @@ func DateOnSale(d *store.EventDate, now time.Time) error {
 		return apperr.New(apperr.EventDateNotAvailable, "Event date %d is closed for sales.", d.ID)
 	}
 	return nil
+}
+
+// DateCancelled is the refusal of a sale of a cancelled date.
+func DateCancelled(id int64) error {
+	return apperr.New(apperr.EventDateCancelled, "Event date %d is cancelled; its tickets are no longer sold.", id)
 }
 
 // ended reports whether d has ended at now; a date ending at now has.

@@ -160,9 +160,11 @@ func (s *Service) CheckIn(ctx context.Context, sc Scanner, r Request) (v *View, 
 	if err != nil {
 		return nil, false, err
 	}
-	if err := s.checkDate(ctx, sc, in.dateID); err != nil {
+	d, err := s.dateOf(ctx, sc, in.dateID)
+	if err != nil {
 		return nil, false, err
 	}
+	in.cancelled = !d.CancelledAt.IsZero()
 	var fingerprint string
 	if r.Key != "" {
 		fingerprint = idempotency.Fingerprint(in.canonical())
@@ -209,16 +211,24 @@ func (s *Service) saved(ctx context.Context, sc Scanner, key, fingerprint string
 // checkDate refuses a date that is not one of the scanner's event's.
 // Errors: event_date_not_found.
 func (s *Service) checkDate(ctx context.Context, sc Scanner, dateID int64) error {
+	_, err := s.dateOf(ctx, sc, dateID)
+	return err
+}
+
+// dateOf returns a date of the scanner's event. Errors:
+// event_date_not_found.
+func (s *Service) dateOf(ctx context.Context, sc Scanner, dateID int64) (*store.EventDate, error) {
+	var d *store.EventDate
 	var err error
 	if s.Dates != nil {
-		_, err = s.Dates.EventDateOfEvent(ctx, dateID, sc.EventID)
+		d, err = s.Dates.EventDateOfEvent(ctx, dateID, sc.EventID)
 	} else {
-		_, err = store.EventDateOfEvent(ctx, s.DB, dateID, sc.EventID)
+		d, err = store.EventDateOfEvent(ctx, s.DB, dateID, sc.EventID)
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return apperr.New(apperr.EventDateNotFound, "Event date %d is not a date of this scanner's event.", dateID)
+		return nil, apperr.New(apperr.EventDateNotFound, "Event date %d is not a date of this scanner's event.", dateID)
 	}
-	return err
+	return d, err
 }
 
 // record decides the scan and writes it, in one transaction: the ticket's
@@ -281,10 +291,15 @@ func (s *Service) record(ctx context.Context, sc Scanner, in *scan, key, fingerp
 func (s *Service) decide(ctx context.Context, tx bun.Tx, sc Scanner, in *scan, now time.Time) (*store.MovedTicket, string, error) {
 	m := store.DoorMove{Code: in.code, Environment: sc.Environment, EventID: sc.EventID, EventDateID: in.dateID,
 		Entry: in.direction == store.CheckInEntry, ScannedAt: in.scannedAt, Now: now}
+	// Nobody enters a cancelled date: each of its tickets is void at the
+	// door (an exit still lets a person out).
+	cancelled := in.cancelled && m.Entry
 	for range moveAttempts {
-		moved, err := store.MoveAtDoor(ctx, tx, m)
-		if err != nil || moved != nil {
-			return moved, "", err
+		if !cancelled {
+			moved, err := store.MoveAtDoor(ctx, tx, m)
+			if err != nil || moved != nil {
+				return moved, "", err
+			}
 		}
 		t, err := store.DoorTicketByCode(ctx, tx, in.code)
 		if errors.Is(err, store.ErrNotFound) {
@@ -298,7 +313,11 @@ func (s *Service) decide(ctx context.Context, tx bun.Tx, sc Scanner, in *scan, n
 		if err != nil {
 			return nil, "", err
 		}
-		if reason := reject(sc, in, t); reason != "" {
+		reason := reject(sc, in, t)
+		if reason == "" && cancelled {
+			reason = Void
+		}
+		if reason != "" {
 			return &store.MovedTicket{DoorTicket: *t}, reason, nil
 		}
 	}

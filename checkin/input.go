@@ -54,6 +54,9 @@ type scan struct {
 	scannedAt time.Time
 	// offline is the scanned_at the door sent, in UTC; "" when it sent none.
 	offline string
+	// cancelled is set when the date was cancelled: its tickets are void
+	// at the door.
+	cancelled bool
 }
 
 // validate checks a scan against the bounds, at now, adding its problems

@@ -530,7 +530,7 @@ func (s *Service) writeHeld(ctx context.Context, tx bun.Tx, p payments.InTx, req
 			return nil, err
 		}
 		if !ok {
-			return nil, undo(soldOut(id))
+			return nil, undo(s.stockRefusal(ctx, tx, id))
 		}
 		held = append(held, id)
 	}
@@ -644,10 +644,23 @@ func (s *Service) takeStock(ctx context.Context, tx bun.Tx, c Caller, req *reque
 			return err
 		}
 		if !ok {
-			return soldOut(id)
+			return s.stockRefusal(ctx, tx, id)
 		}
 	}
 	return nil
+}
+
+// stockRefusal says why the stock of ticket id could not be taken: its
+// date was cancelled since the create read it, or too few are left.
+func (s *Service) stockRefusal(ctx context.Context, db bun.IDB, id int64) error {
+	ts, err := store.TicketsByIDs(ctx, db, []int64{id})
+	if err != nil {
+		return err
+	}
+	if len(ts) == 1 && ts[0].DateCancelled {
+		return catalog.DateCancelled(ts[0].EventDateID)
+	}
+	return soldOut(id)
 }
 
 // checkStock refuses a cart that does not fit the stock read now from db,
@@ -665,6 +678,11 @@ func (s *Service) checkStock(ctx context.Context, db bun.IDB, req *request) erro
 	stock := make(map[int64]store.Stock, len(ts))
 	for i := range ts {
 		stock[ts[i].ID] = ts[i].Stock()
+	}
+	for i := range ts {
+		if ts[i].DateCancelled {
+			return catalog.DateCancelled(ts[i].EventDateID)
+		}
 	}
 	for _, it := range req.Items {
 		if !catalog.Fits(stock[it.TicketID], it.Quantity) {

@@ -272,6 +272,32 @@ func TestCreate_Precedence(t *testing.T) {
 			},
 		},
 		{
+			name: "ErrEventDateCancelledBeforeNotAvailable",
+			prepare: func(t *testing.T, b *lifecycleBundle) {
+				_, err := store.CancelEventDate(context.Background(), b.db, b.id("DEMO-HIGHLIFE-1"), "Storm", false, time.Now())
+				require.NoError(t, err)
+				b.exec(t, "UPDATE event_dates SET active = ? WHERE id = ?", false, b.id("DEMO-HIGHLIFE-1"))
+			},
+			req:  func(b *lifecycleBundle) checkout.Request { return checkout.Request{Key: key, Input: highlife(b)} },
+			code: apperr.EventDateCancelled,
+			message: func(b *lifecycleBundle) string {
+				return fmt.Sprintf("Event date %d is cancelled; its tickets are no longer sold.", b.id("DEMO-HIGHLIFE-1"))
+			},
+		},
+		{
+			// The create read the date before its cancellation committed:
+			// the stock write, which sees the ticket's flag, refuses it.
+			name: "ErrEventDateCancelledAtTheStockWrite",
+			prepare: func(t *testing.T, b *lifecycleBundle) {
+				b.exec(t, "UPDATE tickets SET date_cancelled = ? WHERE event_date_id = ?", true, b.id("DEMO-HIGHLIFE-1"))
+			},
+			req:  func(b *lifecycleBundle) checkout.Request { return checkout.Request{Key: key, Input: highlife(b)} },
+			code: apperr.EventDateCancelled,
+			message: func(b *lifecycleBundle) string {
+				return fmt.Sprintf("Event date %d is cancelled; its tickets are no longer sold.", b.id("DEMO-HIGHLIFE-1"))
+			},
+		},
+		{
 			name: "ErrEventDateNotAvailablePayoutLocked",
 			prepare: func(t *testing.T, b *lifecycleBundle) {
 				b.exec(t, "UPDATE event_dates SET payout_locked = ? WHERE id = ?", true, b.id("DEMO-HIGHLIFE-1"))

@@ -2964,7 +2964,7 @@ type CreateCheckoutSessionPayload {
   """
   replayed: Boolean!
   """
-  Why the checkout was refused; empty when checkoutSession is set. Codes: validation_failed (one entry per field and problem), missing_idempotency_key, invalid_idempotency_key, idempotency_conflict, idempotency_in_progress, event_not_found, event_not_available, event_date_not_found, event_date_not_available, ticket_not_found, ticket_not_on_sale, ticket_quantity_exceeded, invalid_redirect_url, redirect_allowlist_required, redirect_domain_not_allowed, metadata_too_large, quantity_exceeds_limit, free_order_limit_reached, sold_out. Refusals after validation are saved with the idempotencyKey; validation_failed and idempotency key refusals are not, so fix the input and send it again with the same key.
+  Why the checkout was refused; empty when checkoutSession is set. Codes: validation_failed (one entry per field and problem), missing_idempotency_key, invalid_idempotency_key, idempotency_conflict, idempotency_in_progress, event_not_found, event_not_available, event_date_not_found, event_date_cancelled, event_date_not_available, ticket_not_found, ticket_not_on_sale, ticket_quantity_exceeded, invalid_redirect_url, redirect_allowlist_required, redirect_domain_not_allowed, metadata_too_large, quantity_exceeds_limit, free_order_limit_reached, sold_out. Refusals after validation are saved with the idempotencyKey; validation_failed and idempotency key refusals are not, so fix the input and send it again with the same key.
   """
   userErrors: [UserError!]!
 }

@@ -420,7 +420,8 @@ func (s *Service) cancel(ctx context.Context, tx bun.Tx, o *store.Order, r *stor
 }
 
 // release puts the cancelled tickets of a live order back on sale, unless
-// their date has ended (a seat of a past show is not for sale). Sandbox
+// their date has ended or was cancelled (a seat of a show that will not
+// happen is not for sale). Sandbox
 // orders never took stock.
 func (s *Service) release(ctx context.Context, tx bun.Tx, o *store.Order, voided []store.IssuedTicket, now time.Time) error {
 	if o.Environment != store.EnvLive || len(voided) == 0 {
@@ -430,7 +431,7 @@ func (s *Service) release(ctx context.Context, tx bun.Tx, o *store.Order, voided
 	if err != nil {
 		return err
 	}
-	if !date.EndAt.IsZero() && !now.Before(date.EndAt) {
+	if (!date.EndAt.IsZero() && !now.Before(date.EndAt)) || !date.CancelledAt.IsZero() {
 		return nil
 	}
 	counts := map[int64]int64{}

@@ -33,6 +33,12 @@ func CancelEventDate(ctx context.Context, db bun.IDB, id int64, reason string, r
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil, ErrNotFound
 	}
+	// The flag on each ticket type: the stock write of a checkout that
+	// commits after this refuses it (HoldStock).
+	if _, err := db.NewUpdate().Model((*Ticket)(nil)).Set("date_cancelled = ?", true).Set("updated_at = ?", now).
+		Where("event_date_id = ? AND NOT date_cancelled", id).Exec(ctx); err != nil {
+		return nil, translate(err)
+	}
 	return EventDateByID(ctx, db, id)
 }
 

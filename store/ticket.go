@@ -29,8 +29,10 @@ type Ticket struct {
 	SalesStart         time.Time `bun:"sales_start,nullzero"`
 	SalesEnd           time.Time `bun:"sales_end,nullzero"`
 	Currency           string    `bun:"currency,notnull"`
-	CreatedAt          time.Time `bun:"created_at,notnull"`
-	UpdatedAt          time.Time `bun:"updated_at,notnull"`
+	// DateCancelled is set when its date is cancelled: no more is sold.
+	DateCancelled bool      `bun:"date_cancelled,notnull"`
+	CreatedAt     time.Time `bun:"created_at,notnull"`
+	UpdatedAt     time.Time `bun:"updated_at,notnull"`
 }
 
 // ticketCatalogColumns are the columns a catalog import writes to an
@@ -199,6 +201,7 @@ func HoldStock(ctx context.Context, db bun.IDB, ticketID, qty int64, sell bool, 
 		Set("? = ? + ?", bun.Ident(col), bun.Ident(col), qty).
 		Set("updated_at = ?", now).
 		Where("id = ?", ticketID).
+		Where("NOT date_cancelled").
 		Where(stockFits, bun.Safe("quantity"), bun.Safe("quantity"), qty).
 		Exec(ctx)
 	if err != nil {
