@@ -230,13 +230,19 @@ func (p ListParams) filter(now time.Time) store.EventFilter {
 }
 
 // ListEvents returns a page of visible events; p comes from
-// ListRequest.Params.
+// ListRequest.Params. With an Index it reads only the page's events.
 func (s *Service) ListEvents(ctx context.Context, p ListParams) (*Page, error) {
-	f := p.filter(s.Now())
-	f.Limit, f.Offset = p.PerPage, p.offset()
-	events, total, err := store.ListEvents(ctx, s.DB, f)
+	now := s.Now()
+	events, total, ok, err := s.Index.page(ctx, p, now)
 	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		f := p.filter(now)
+		f.Limit, f.Offset = p.PerPage, p.offset()
+		if events, total, err = store.ListEvents(ctx, s.DB, f); err != nil {
+			return nil, err
+		}
 	}
 	return &Page{
 		Events: events, Page: p.Page, PerPage: p.PerPage, Total: total,
@@ -257,14 +263,20 @@ type Slice struct {
 // (from the start without one), in one statement; p comes from
 // ListRequest.Params.
 func (s *Service) EventsAfter(ctx context.Context, p ListParams) (*Slice, error) {
-	f := p.filter(s.Now())
+	now := s.Now()
+	f := p.filter(now)
 	f.Limit = p.PerPage + 1 // one more tells whether a next page exists
 	if p.HasAfter {
 		f.After = &p.After
 	}
-	events, err := store.EventsAfter(ctx, s.DB, f)
+	events, ok, err := s.Index.after(ctx, p, f.Limit, now)
 	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		if events, err = store.EventsAfter(ctx, s.DB, f); err != nil {
+			return nil, err
+		}
 	}
 	out := &Slice{Events: events, HasPrev: p.HasAfter}
 	if len(events) > p.PerPage {
