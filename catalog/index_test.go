@@ -87,14 +87,18 @@ func listingCases(now time.Time, venue int64) []catalog.ListParams {
 		func(p *catalog.ListParams) { p.Q = "t n" },
 		func(p *catalog.ListParams) { p.StartsAfter = now.Add(10 * time.Hour) },
 		func(p *catalog.ListParams) { p.StartsBefore = now.Add(30 * time.Hour) },
-		func(p *catalog.ListParams) { p.StartsAfter, p.StartsBefore = now.Add(-50*time.Hour), now.Add(50*time.Hour) },
+		func(p *catalog.ListParams) {
+			p.StartsAfter, p.StartsBefore = now.Add(-50*time.Hour), now.Add(50*time.Hour)
+		},
 		func(p *catalog.ListParams) { p.City = "kumasi" },
 		func(p *catalog.ListParams) { p.VenueID = venue },
 		func(p *catalog.ListParams) { p.Online = yes },
 		func(p *catalog.ListParams) { p.Online = no },
 		func(p *catalog.ListParams) { p.Free = yes },
 		func(p *catalog.ListParams) { p.Free = no },
-		func(p *catalog.ListParams) { p.City, p.Free, p.StartsAfter, p.Q = "Accra", no, now.Add(-20*time.Hour), "a" },
+		func(p *catalog.ListParams) {
+			p.City, p.Free, p.StartsAfter, p.Q = "Accra", no, now.Add(-20*time.Hour), "a"
+		},
 	}
 	var out []catalog.ListParams
 	for _, order := range []string{catalog.Newest, catalog.Soonest} {

@@ -235,7 +235,12 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 		func(ctx context.Context) (map[string]int, error) { return store.RefundReviewCounts(ctx, db) })
 	m.Listener = store.NewListener(db, log)
 	m.CatalogWatch = store.NewCatalogWatch(db, m.Listener)
-	m.Catalog = &catalog.Service{DB: db, Now: now, Index: catalog.NewIndex(db, m.CatalogWatch)}
+	m.Catalog = &catalog.Service{DB: db, Now: now}
+	if db.Postgres() {
+		// Only PostgreSQL's notifications name what changed; on SQLite
+		// every change would read the whole catalog again.
+		m.Catalog.Index = catalog.NewIndex(db, m.CatalogWatch)
+	}
 	m.ReadCache = readcache.NewCache(db, m.CatalogWatch, now, readcache.DefaultCacheBudget)
 	m.Live = live.New(db, m.Listener, cfg.Live, log)
 	m.TenantWatch = store.NewTenantWatch(db, m.Listener)
