@@ -54,6 +54,12 @@ type Index struct {
 	version uint64 // the version of the last full read (SQLite)
 	events  []ixEvent
 	cities  map[int64]string // venue id → lower-cased city ("" for none)
+	// seq numbers the index's contents: it moves on with every read of
+	// changes. changed holds the seq at which each event last changed
+	// since the full read at rebuilt, so a page kept from before can be
+	// checked (Service.Unchanged).
+	seq, rebuilt uint64
+	changed      map[int64]uint64
 
 	rmu     sync.Mutex
 	results map[ListParams]*ixResult
@@ -88,6 +94,9 @@ type ixDate struct {
 type ixHit struct {
 	id  int64
 	key int64
+	// until is the first end of one of the event's dates after the
+	// listing was made: its summary may change then.
+	until int64
 }
 
 const noStart = math.MaxInt64
@@ -98,6 +107,7 @@ type ixResult struct {
 	ready     chan struct{}
 	hits      []ixHit
 	at, until int64
+	seq       uint64 // the index's contents it was made from
 	err       error
 }
 
@@ -209,6 +219,8 @@ func (ix *Index) readAll(ctx context.Context, session, version uint64) error {
 	slices.SortFunc(events, newestFirst)
 	ix.mu.Lock()
 	ix.events, ix.cities, ix.built, ix.session, ix.version = events, cities, true, session, version
+	ix.seq++
+	ix.rebuilt, ix.changed = ix.seq, map[int64]uint64{}
 	ix.mu.Unlock()
 	ix.forget()
 	return nil
@@ -256,6 +268,23 @@ func (ix *Index) readChanged(ctx context.Context, dirty, venues map[int64]struct
 	}
 	for _, v := range vs {
 		ix.cities[v.ID] = lowerCity(v.City)
+	}
+	ix.seq++
+	for id := range dirty {
+		ix.changed[id] = ix.seq
+	}
+	if len(venues) > 0 {
+		// A venue's name and city show on every event with a date there.
+		for i := range ix.events {
+			for _, d := range ix.events[i].dates {
+				if _, ok := venues[d.venue]; ok {
+					ix.changed[ix.events[i].id] = ix.seq
+				}
+			}
+		}
+	}
+	if len(ix.changed) > MaxPendingChanges {
+		ix.rebuilt, ix.changed = ix.seq, map[int64]uint64{}
 	}
 	// Drop the changed events, then merge their fresh state in, in one
 	// pass each: no sort of the whole catalog.
@@ -332,7 +361,7 @@ func newestFirst(a, b ixEvent) int {
 // hits returns the events p keeps at now, in p's order, computing them
 // once per content of the index and per stretch of time in which no date
 // ends; concurrent callers asking for the same wait for one computation.
-func (ix *Index) hits(p ListParams, now time.Time) ([]ixHit, error) {
+func (ix *Index) hits(p ListParams, now time.Time) (*ixResult, error) {
 	key := p
 	key.Page, key.PerPage, key.After, key.HasAfter = 0, 0, store.EventKey{}, false
 	at := now.UnixNano()
@@ -340,7 +369,7 @@ func (ix *Index) hits(p ListParams, now time.Time) ([]ixHit, error) {
 	if r, ok := ix.results[key]; ok && r.at <= at && at < r.until {
 		ix.rmu.Unlock()
 		<-r.ready
-		return r.hits, r.err
+		return r, r.err
 	}
 	r := &ixResult{ready: make(chan struct{}), at: at}
 	if ix.results == nil {
@@ -352,6 +381,7 @@ func (ix *Index) hits(p ListParams, now time.Time) ([]ixHit, error) {
 	ix.mu.RLock()
 	r.hits = ix.match(p, at)
 	r.until = ix.nextEnd(at)
+	r.seq = ix.seq
 	total := len(ix.events)
 	ix.mu.RUnlock()
 	close(r.ready)
@@ -363,7 +393,7 @@ func (ix *Index) hits(p ListParams, now time.Time) ([]ixHit, error) {
 		ix.results, ix.size = map[ListParams]*ixResult{key: r}, len(r.hits)
 	}
 	ix.rmu.Unlock()
-	return r.hits, r.err
+	return r, r.err
 }
 
 // nextEnd returns the first end of a date after at (noStart when none),
@@ -427,6 +457,12 @@ func (ix *Index) match(p ListParams, at int64) []ixHit {
 				continue
 			}
 		}
+		until := int64(noStart)
+		for j := range e.dates {
+			if d := &e.dates[j]; d.end > at {
+				until = min(until, d.end)
+			}
+		}
 		start, found := int64(noStart), false
 		if byDate || soonest {
 			for j := range e.dates {
@@ -439,9 +475,9 @@ func (ix *Index) match(p ListParams, at int64) []ixHit {
 			}
 		}
 		if soonest {
-			hits = append(hits, ixHit{id: e.id, key: start})
+			hits = append(hits, ixHit{id: e.id, key: start, until: until})
 		} else {
-			hits = append(hits, ixHit{id: e.id, key: e.created})
+			hits = append(hits, ixHit{id: e.id, key: e.created, until: until})
 		}
 	}
 	if soonest {
@@ -464,21 +500,72 @@ func (p ListParams) usable() bool { return p.Slug == "" }
 
 // page returns the events of p's page and the listing's total from the
 // index; ok is false when the index cannot answer.
-func (ix *Index) page(ctx context.Context, p ListParams, now time.Time) (events []store.Event, total int, ok bool, err error) {
+func (ix *Index) page(ctx context.Context, p ListParams, now time.Time) (events []store.Event, st Stamp, ok bool, err error) {
 	if !p.usable() {
-		return nil, 0, false, nil
+		return nil, st, false, nil
 	}
 	if ok, err := ix.current(ctx); !ok {
-		return nil, 0, false, err
+		return nil, st, false, err
 	}
-	hits, err := ix.hits(p, now)
+	r, err := ix.hits(p, now)
 	if err != nil {
-		return nil, 0, false, err
+		return nil, st, false, err
 	}
-	off := min(p.offset(), len(hits))
-	page := hits[off:min(off+p.PerPage, len(hits))]
+	page := pageOf(r.hits, p)
+	st = Stamp{ok: true, seq: r.seq, total: len(r.hits), ids: make([]int64, len(page)), until: noStart}
+	for i, h := range page {
+		st.ids[i], st.until = h.id, min(st.until, h.until)
+	}
 	events, err = ix.read(ctx, page, p.OrderBy == Soonest)
-	return events, len(hits), true, err
+	return events, st, true, err
+}
+
+// pageOf returns p's page of hits.
+func pageOf(hits []ixHit, p ListParams) []ixHit {
+	off := min(p.offset(), len(hits))
+	return hits[off:min(off+p.PerPage, len(hits))]
+}
+
+// Stamp says what a page of a listing showed and when, so that a page
+// kept from before a change can be checked against the catalog after it
+// (Service.Unchanged). The zero Stamp matches nothing.
+type Stamp struct {
+	ok    bool
+	seq   uint64
+	total int
+	ids   []int64
+	until int64
+}
+
+// unchanged reports whether p's page at now would show what st says it
+// showed: the same total and events, none of them changed since, and none
+// of their dates ended since.
+func (ix *Index) unchanged(ctx context.Context, p ListParams, st Stamp, now time.Time) bool {
+	if ix == nil || !st.ok || now.UnixNano() >= st.until {
+		return false
+	}
+	if ok, _ := ix.current(ctx); !ok {
+		return false
+	}
+	r, err := ix.hits(p, now)
+	if err != nil || len(r.hits) != st.total {
+		return false
+	}
+	page := pageOf(r.hits, p)
+	if len(page) != len(st.ids) {
+		return false
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if ix.rebuilt > st.seq {
+		return false
+	}
+	for i, h := range page {
+		if h.id != st.ids[i] || ix.changed[h.id] > st.seq {
+			return false
+		}
+	}
+	return true
 }
 
 // after returns up to limit events after p's cursor from the index; ok is
@@ -490,10 +577,11 @@ func (ix *Index) after(ctx context.Context, p ListParams, limit int, now time.Ti
 	if ok, err := ix.current(ctx); !ok {
 		return nil, false, err
 	}
-	hits, err := ix.hits(p, now)
+	r, err := ix.hits(p, now)
 	if err != nil {
 		return nil, false, err
 	}
+	hits := r.hits
 	from := 0
 	if p.HasAfter {
 		k := p.After

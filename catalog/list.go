@@ -107,6 +107,8 @@ type Page struct {
 	PerPage    int
 	Total      int
 	TotalPages int
+	// Stamp lets a kept copy of the page be checked later (Unchanged).
+	Stamp Stamp
 }
 
 // HasNext reports whether a later page exists.
@@ -233,10 +235,11 @@ func (p ListParams) filter(now time.Time) store.EventFilter {
 // ListRequest.Params. With an Index it reads only the page's events.
 func (s *Service) ListEvents(ctx context.Context, p ListParams) (*Page, error) {
 	now := s.Now()
-	events, total, ok, err := s.Index.page(ctx, p, now)
+	events, st, ok, err := s.Index.page(ctx, p, now)
 	if err != nil {
 		return nil, err
 	}
+	total := st.total
 	if !ok {
 		f := p.filter(now)
 		f.Limit, f.Offset = p.PerPage, p.offset()
@@ -246,8 +249,15 @@ func (s *Service) ListEvents(ctx context.Context, p ListParams) (*Page, error) {
 	}
 	return &Page{
 		Events: events, Page: p.Page, PerPage: p.PerPage, Total: total,
-		TotalPages: (total + p.PerPage - 1) / p.PerPage,
+		TotalPages: (total + p.PerPage - 1) / p.PerPage, Stamp: st,
 	}, nil
+}
+
+// Unchanged reports whether a page made earlier, whose Stamp is st, is
+// still what ListEvents(p) would return now: a kept page outlives a change
+// of the catalog that did not touch it. Without an Index it is false.
+func (s *Service) Unchanged(ctx context.Context, p ListParams, st Stamp) bool {
+	return s.Index.unchanged(ctx, p, st, s.Now())
 }
 
 // Slice is a run of events of a cursor connection, each with its cursor.

@@ -233,3 +233,90 @@ func TestColdListingReadsItsPage(t *testing.T) {
 		t.Run(tt.name+"/GraphQL", func(t *testing.T) { cold(t, func() { doors.query(t, tt.graphql) }) })
 	}
 }
+
+// TestChangeRewarms: a change of one event leaves every kept page it does
+// not touch warm (no page read), reads again the page it is on, and
+// requests arriving together for a page being read wait for that one
+// read (PostgreSQL, where the index follows changes event by event).
+func TestChangeRewarms(t *testing.T) {
+	if os.Getenv("TEST_DATABASE_URL") == "" {
+		t.Skip("needs PostgreSQL (TEST_DATABASE_URL): on SQLite the index reads everything on every change")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	db := storetest.MustOpen(t, "postgres")
+	now := time.Now().UTC().Truncate(time.Second)
+	storetest.MustLargeCatalog(t, db, 2_000, now)
+	seen := &statements{}
+	db.AddQueryHook(seen)
+	l := store.NewListener(db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	defer l.Close()
+	w := store.NewCatalogWatch(db, l)
+	clock := func() time.Time { return now }
+	svc := &catalog.Service{DB: db, Now: clock, Index: catalog.NewIndex(db, w)}
+	doors := newCatalogDoors(svc, readcache.NewCache(db, w, clock, readcache.DefaultCacheBudget))
+	waitVersion(t, w, "the watch to start", func(uint64) bool { return true })
+
+	page := func(n int) string { return fmt.Sprintf("/api/v1/events?per_page=100&page=%d", n) }
+	gqlPage := func(n int) string {
+		return fmt.Sprintf(`{ events(perPage: 100, page: %d) { pageInfo { total } nodes { id name } } }`, n)
+	}
+	for n := 1; n <= 5; n++ {
+		doors.get(t, page(n))
+		doors.query(t, gqlPage(n))
+	}
+	// Page reads are the statements that read whole events rows.
+	pageReads := func(run func()) int {
+		seen.record(true)
+		run()
+		n := 0
+		for _, q := range seen.record(false) {
+			if strings.Contains(q, `"e"."timezone"`) {
+				n++
+			}
+		}
+		return n
+	}
+	firstOf := func(n int) int64 {
+		var out struct {
+			Data []struct{ ID int64 } `json:"data"`
+		}
+		require.NoError(t, json.Unmarshal(doors.get(t, page(n)), &out))
+		return out.Data[0].ID
+	}
+	rename := func(id int64) {
+		v0, _ := w.Version(ctx)
+		_, err := db.ExecContext(ctx, "UPDATE events SET name = name || '!' WHERE id = ?", id)
+		require.NoError(t, err)
+		waitVersion(t, w, "the change", func(v uint64) bool { return v != v0 })
+	}
+
+	rename(firstOf(5))
+	for n := 1; n <= 4; n++ {
+		require.Zero(t, pageReads(func() { doors.get(t, page(n)) }), "page %d was not touched", n)
+		require.Zero(t, pageReads(func() { doors.query(t, gqlPage(n)) }), "page %d was not touched", n)
+	}
+	require.Equal(t, 1, pageReads(func() { doors.get(t, page(5)) }), "page 5 shows the change")
+	require.Contains(t, string(doors.get(t, page(5))), `!"`)
+
+	rename(firstOf(3))
+	codes := make(chan int, 20)
+	reads := pageReads(func() {
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rec := httptest.NewRecorder()
+				doors.rest.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, page(3), nil))
+				codes <- rec.Code
+			}()
+		}
+		wg.Wait()
+	})
+	close(codes)
+	for code := range codes {
+		require.Equal(t, http.StatusOK, code)
+	}
+	require.Equal(t, 1, reads, "20 requests arriving together read the changed page once")
+}
