@@ -125,10 +125,12 @@ func main() {
 		run = cachedMain
 	case len(args) == 1 && args[0] == "ab":
 		run = abMain
+	case len(args) == 1 && args[0] == "catalog":
+		run = catalogMain
 	case len(args) == 1 && args[0] == "bare":
 		run = bareMain // startBaseline's process, not for people
 	case len(args) > 0:
-		fmt.Fprintln(os.Stderr, "usage: go run . [peers|soak|door|drift|sale|cached|ab]")
+		fmt.Fprintln(os.Stderr, "usage: go run . [peers|soak|door|drift|sale|cached|ab|catalog]")
 		os.Exit(2)
 	}
 	if err := run(ctx); err != nil {

@@ -173,7 +173,7 @@ func TestIndexParity(t *testing.T) {
 		ctx := context.Background()
 		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 		rng := rand.New(rand.NewPCG(41, 1))
-		venues := randomCatalog(t, db, rng, now, 120)
+		venues := randomCatalog(t, db, rng, now, 60)
 		l := store.NewListener(db, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		defer l.Close()
 		w := store.NewCatalogWatch(db, l)
