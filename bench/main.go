@@ -614,6 +614,13 @@ func benchMain(ctx context.Context) (err error) {
 		return err
 	}
 	step("wrote %s", filepath.Join(cfg.dir, "results.md"))
+
+	// 7. A catalog of a million events (catalogmode.go), its own database
+	// and server.
+	if os.Getenv("BENCH_CATALOG") != "0" {
+		step("a catalog of a million events (go run . catalog alone; BENCH_CATALOG=0 leaves it out)")
+		return catalogMain(ctx)
+	}
 	return nil
 }
 

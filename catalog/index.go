@@ -38,6 +38,12 @@ type Index struct {
 	watch *store.Watch
 	// fullChunk is how many events a full read reads per statement.
 	fullChunk int
+	// max is the most visible events the index keeps (the operator's
+	// CATALOG_INDEX_EVENTS); over it is set when the catalog has more, and
+	// listings then read the database as without an index until a full
+	// read finds it fits again.
+	max  int
+	over bool
 
 	// apply serializes reading changes in: one request reads, the others
 	// wait and find nothing left to read.
@@ -117,11 +123,15 @@ type ixEnds struct {
 	ok         bool
 }
 
-// NewIndex returns an index of db's catalog following watch; it reads
-// nothing until first asked.
-func NewIndex(db *store.DB, watch *store.Watch) *Index {
+// DefaultIndexEvents is CATALOG_INDEX_EVENTS' default: a million visible
+// events, which the index keeps in about 200 MB (docs/benchmarks.md).
+const DefaultIndexEvents = 1_000_000
+
+// NewIndex returns an index of db's catalog following watch, keeping at
+// most maxEvents visible events; it reads nothing until first asked.
+func NewIndex(db *store.DB, watch *store.Watch, maxEvents int) *Index {
 	ix := &Index{db: db, watch: watch, fullChunk: 20_000, dirty: map[int64]struct{}{}, venues: map[int64]struct{}{},
-		rebuild: true}
+		rebuild: true, max: maxEvents}
 	watch.Follow(ix.notified)
 	return ix
 }
@@ -182,6 +192,8 @@ func (ix *Index) current(ctx context.Context) (ok bool, err error) {
 	switch {
 	case full:
 		err = ix.readAll(ctx, session, version)
+	case ix.over:
+		// Nothing is kept to bring up to date.
 	case len(dirty) > 0 || len(venues) > 0:
 		err = ix.readChanged(ctx, dirty, venues)
 	}
@@ -191,7 +203,7 @@ func (ix *Index) current(ctx context.Context) (ok bool, err error) {
 		ix.pmu.Unlock()
 		return false, err
 	}
-	return true, nil
+	return !ix.over, nil
 }
 
 // readAll reads every visible event again, in chunks by id.
@@ -205,6 +217,7 @@ func (ix *Index) readAll(ctx context.Context, session, version uint64) error {
 		cities[v.ID] = lowerCity(v.City)
 	}
 	var events []ixEvent
+	over := false
 	for after := int64(0); ; {
 		es, ds, err := store.ListingEventsInRange(ctx, ix.db, after, ix.fullChunk)
 		if err != nil {
@@ -215,10 +228,14 @@ func (ix *Index) readAll(ctx context.Context, session, version uint64) error {
 		}
 		events = append(events, toIxEvents(es, ds)...)
 		after = es[len(es)-1].ID
+		if len(events) > ix.max {
+			events, over = nil, true
+			break
+		}
 	}
 	slices.SortFunc(events, newestFirst)
 	ix.mu.Lock()
-	ix.events, ix.cities, ix.built, ix.session, ix.version = events, cities, true, session, version
+	ix.events, ix.cities, ix.built, ix.session, ix.version, ix.over = events, cities, true, session, version, over
 	ix.seq++
 	ix.rebuilt, ix.changed = ix.seq, map[int64]uint64{}
 	ix.mu.Unlock()

@@ -179,10 +179,13 @@ func TestIndexParity(t *testing.T) {
 		w := store.NewCatalogWatch(db, l)
 		clock := func() time.Time { return now }
 		sql := &catalog.Service{DB: db, Now: clock}
-		ix := &catalog.Service{DB: db, Now: clock, Index: catalog.NewIndex(db, w)}
+		ix := &catalog.Service{DB: db, Now: clock, Index: catalog.NewIndex(db, w, catalog.DefaultIndexEvents)}
+		// An index whose budget the catalog exceeds lists from SQL.
+		small := &catalog.Service{DB: db, Now: clock, Index: catalog.NewIndex(db, w, 5)}
 		waitVersion(t, w, "the watch to start", func(uint64) bool { return true })
 		cases := listingCases(now, venues[0].ID)
 		requireSameListings(t, sql, ix, cases)
+		requireSameListings(t, sql, small, cases[:3])
 
 		for _, change := range []string{
 			"UPDATE events SET name = 'Jazz Night' WHERE id % 7 = 0",

@@ -165,7 +165,7 @@ func TestColdListingReadsItsPage(t *testing.T) {
 	defer l.Close()
 	w := store.NewCatalogWatch(db, l)
 	clock := func() time.Time { return now }
-	svc := &catalog.Service{DB: db, Now: clock, Index: catalog.NewIndex(db, w)}
+	svc := &catalog.Service{DB: db, Now: clock, Index: catalog.NewIndex(db, w, catalog.DefaultIndexEvents)}
 	doors := newCatalogDoors(svc, readcache.NewCache(db, w, clock, readcache.DefaultCacheBudget))
 	waitVersion(t, w, "the watch to start", func(uint64) bool { return true })
 	doors.get(t, "/api/v1/events?per_page=1") // the index's first full read
@@ -253,7 +253,7 @@ func TestChangeRewarms(t *testing.T) {
 	defer l.Close()
 	w := store.NewCatalogWatch(db, l)
 	clock := func() time.Time { return now }
-	svc := &catalog.Service{DB: db, Now: clock, Index: catalog.NewIndex(db, w)}
+	svc := &catalog.Service{DB: db, Now: clock, Index: catalog.NewIndex(db, w, catalog.DefaultIndexEvents)}
 	doors := newCatalogDoors(svc, readcache.NewCache(db, w, clock, readcache.DefaultCacheBudget))
 	waitVersion(t, w, "the watch to start", func(uint64) bool { return true })
 

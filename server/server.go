@@ -80,6 +80,9 @@ type Config struct {
 	RateLimitDelay time.Duration
 	// MaxAppsPerAccount is how many apps one account may have.
 	MaxAppsPerAccount int
+	// CatalogIndexEvents is the most visible events the catalog's listing
+	// index keeps in memory; a larger catalog is listed from the database.
+	CatalogIndexEvents int
 	// MaxBodyBytes bounds every request body.
 	MaxBodyBytes int64
 	// GraphQLLimits bound a GraphQL document before it is parsed.
@@ -133,9 +136,10 @@ func DefaultConfig() Config {
 		WebhookRetryBase: webhook.DefaultRetryBase, Jobs: jobs.DefaultConfig(),
 		WebhookAppConcurrency: webhook.DefaultPerApp, WebhookDisableAfter: webhook.DefaultDisableAfter,
 		RateLimits: ratelimit.DefaultConfig(), RateLimitDelay: admission.DefaultTarpitDelay, MaxAppsPerAccount: provision.DefaultMaxAppsPerAccount, MaxBodyBytes: 1 << 20,
-		GraphQLLimits:   graph.DefaultDocumentLimits(),
-		Live:            live.DefaultConfig(),
-		LiveInitTimeout: graph.DefaultLive().InitTimeout, LivePingInterval: graph.DefaultLive().PingInterval,
+		CatalogIndexEvents: catalog.DefaultIndexEvents,
+		GraphQLLimits:      graph.DefaultDocumentLimits(),
+		Live:               live.DefaultConfig(),
+		LiveInitTimeout:    graph.DefaultLive().InitTimeout, LivePingInterval: graph.DefaultLive().PingInterval,
 		Portal:         accounts.DefaultConfig(),
 		WebhookStreams: webhook.DefaultStreamConfig(),
 		MailFrom:       mail.DefaultFrom, MailRetryBase: jobs.DefaultMailRetryBase,
@@ -239,7 +243,7 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	if db.Postgres() {
 		// Only PostgreSQL's notifications name what changed; on SQLite
 		// every change would read the whole catalog again.
-		m.Catalog.Index = catalog.NewIndex(db, m.CatalogWatch)
+		m.Catalog.Index = catalog.NewIndex(db, m.CatalogWatch, cfg.CatalogIndexEvents)
 	}
 	m.ReadCache = readcache.NewCache(db, m.CatalogWatch, now, readcache.DefaultCacheBudget)
 	m.Live = live.New(db, m.Listener, cfg.Live, log)
