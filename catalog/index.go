@@ -53,6 +53,9 @@ type Index struct {
 	dirty   map[int64]struct{} // events changed since the last read
 	venues  map[int64]struct{} // venues changed since the last read
 	rebuild bool               // everything must be read again
+	// building is closed when the full read under way ends; nil when
+	// none is.
+	building chan struct{}
 
 	mu      sync.RWMutex
 	built   bool
@@ -183,18 +186,31 @@ func (ix *Index) current(ctx context.Context) (ok bool, err error) {
 	ix.apply.Lock()
 	defer ix.apply.Unlock()
 	ix.pmu.Lock()
-	dirty, venues, rebuild := ix.dirty, ix.venues, ix.rebuild
-	ix.dirty, ix.venues, ix.rebuild = map[int64]struct{}{}, map[int64]struct{}{}, false
-	ix.pmu.Unlock()
+	if ix.building != nil {
+		ix.pmu.Unlock()
+		return false, nil
+	}
 	ix.mu.RLock()
-	full := rebuild || !ix.built || ix.session != session || (!ix.db.Postgres() && ix.version != version)
+	full := ix.rebuild || !ix.built || ix.session != session || (!ix.db.Postgres() && ix.version != version)
+	over := ix.over
 	ix.mu.RUnlock()
-	switch {
-	case full:
-		err = ix.readAll(ctx, session, version)
-	case ix.over:
-		// Nothing is kept to bring up to date.
-	case len(dirty) > 0 || len(venues) > 0:
+	if full {
+		// A full read takes seconds on a large catalog: it runs on its
+		// own while listings read the database, as without an index.
+		// Changes heard from now on are applied after it.
+		ix.rebuild = false
+		clear(ix.dirty)
+		clear(ix.venues)
+		done := make(chan struct{})
+		ix.building = done
+		ix.pmu.Unlock()
+		go ix.readAllAlone(session, version, done)
+		return false, nil
+	}
+	dirty, venues := ix.dirty, ix.venues
+	ix.dirty, ix.venues = map[int64]struct{}{}, map[int64]struct{}{}
+	ix.pmu.Unlock()
+	if !over && (len(dirty) > 0 || len(venues) > 0) {
 		err = ix.readChanged(ctx, dirty, venues)
 	}
 	if err != nil {
@@ -203,7 +219,53 @@ func (ix *Index) current(ctx context.Context) (ok bool, err error) {
 		ix.pmu.Unlock()
 		return false, err
 	}
-	return !ix.over, nil
+	return !over, nil
+}
+
+// readAllAlone is a full read on its own goroutine, which closes done when
+// it ends; a failed one is tried again by the next listing.
+func (ix *Index) readAllAlone(session, version uint64, done chan struct{}) {
+	err := ix.readAll(context.Background(), session, version)
+	ix.pmu.Lock()
+	if err != nil {
+		ix.everything()
+	}
+	ix.building = nil
+	ix.pmu.Unlock()
+	close(done)
+}
+
+// Warm brings the index up to date, waiting for a full read if one is
+// needed, so that the listings after it read only their pages: the server
+// calls it when it starts. It returns when the index is usable, or ctx
+// ends, or the catalog is over the index's budget.
+func (ix *Index) Warm(ctx context.Context) error {
+	for {
+		ok, err := ix.current(ctx)
+		if ok || err != nil {
+			return err
+		}
+		ix.pmu.Lock()
+		done := ix.building
+		ix.pmu.Unlock()
+		ix.mu.RLock()
+		over := ix.over && ix.built
+		ix.mu.RUnlock()
+		if over && done == nil {
+			return nil
+		}
+		if done == nil {
+			// The watch cannot tell yet (the listener is connecting).
+			t := time.NewTimer(10 * time.Millisecond)
+			done = make(chan struct{})
+			go func() { <-t.C; close(done) }()
+		}
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // readAll reads every visible event again, in chunks by id.

@@ -127,6 +127,7 @@ func eventIDs(es []store.Event) []int64 {
 func requireSameListings(t *testing.T, sql, ix *catalog.Service, cases []catalog.ListParams) {
 	t.Helper()
 	ctx := context.Background()
+	require.NoError(t, ix.Index.Warm(ctx))
 	for _, p := range cases {
 		name := fmt.Sprintf("%+v", p)
 		want, err := sql.ListEvents(ctx, p)

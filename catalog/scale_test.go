@@ -168,7 +168,7 @@ func TestColdListingReadsItsPage(t *testing.T) {
 	svc := &catalog.Service{DB: db, Now: clock, Index: catalog.NewIndex(db, w, catalog.DefaultIndexEvents)}
 	doors := newCatalogDoors(svc, readcache.NewCache(db, w, clock, readcache.DefaultCacheBudget))
 	waitVersion(t, w, "the watch to start", func(uint64) bool { return true })
-	doors.get(t, "/api/v1/events?per_page=1") // the index's first full read
+	require.NoError(t, svc.Index.Warm(ctx)) // the index's first full read
 
 	var ids struct {
 		Event, Date, Venue int64
@@ -257,6 +257,7 @@ func TestChangeRewarms(t *testing.T) {
 	doors := newCatalogDoors(svc, readcache.NewCache(db, w, clock, readcache.DefaultCacheBudget))
 	waitVersion(t, w, "the watch to start", func(uint64) bool { return true })
 
+	require.NoError(t, svc.Index.Warm(ctx))
 	page := func(n int) string { return fmt.Sprintf("/api/v1/events?per_page=100&page=%d", n) }
 	gqlPage := func(n int) string {
 		return fmt.Sprintf(`{ events(perPage: 100, page: %d) { pageInfo { total } nodes { id name } } }`, n)

@@ -385,6 +385,18 @@ func (m *Main) Serve(ctx context.Context, ln, admin net.Listener) error {
 	// Shutdown waits for requests, not for hijacked connections: close the
 	// WebSockets, which clients then reopen elsewhere.
 	servers[0].RegisterOnShutdown(m.Live.Shutdown)
+	if ix := m.Catalog.Index; ix != nil {
+		// The listing index's first full read starts now, not with the
+		// first listing; listings read the database until it is done.
+		go func() {
+			start := time.Now()
+			if err := ix.Warm(ctx); err != nil && ctx.Err() == nil {
+				m.Log.Warn("catalog listing index not read; listings read the database", "err", err)
+				return
+			}
+			m.Log.Info("catalog listing index read", "took", time.Since(start).Round(time.Millisecond))
+		}()
+	}
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
 		go func() { errc <- srv.Serve(listeners[i]) }()
