@@ -232,6 +232,20 @@ func TestColdListingReadsItsPage(t *testing.T) {
 		t.Run(tt.name+"/REST", func(t *testing.T) { cold(t, func() { doors.get(t, tt.rest) }) })
 		t.Run(tt.name+"/GraphQL", func(t *testing.T) { cold(t, func() { doors.query(t, tt.graphql) }) })
 	}
+	// The index's full read goes by id range, a chunk at a time: each
+	// chunk's statements read their chunk, not the catalog.
+	t.Run("FullReadChunk", func(t *testing.T) {
+		seen.record(true)
+		es, _, err := store.ListingEventsInRange(ctx, db, ids.Event-3000, 1000)
+		require.NoError(t, err)
+		require.Len(t, es, 1000)
+		for _, q := range seen.record(false) {
+			rows, seq := explain(t, db, q)
+			require.Empty(t, seq, "a sequential scan of a catalog table:\n%s", q)
+			require.LessOrEqual(t, rows, 20_000, q)
+			t.Logf("rows read: %d", rows)
+		}
+	})
 }
 
 // TestChangeRewarms: a change of one event leaves every kept page it does

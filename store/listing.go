@@ -81,18 +81,23 @@ func ListingEventsByIDs(ctx context.Context, db bun.IDB, ids []int64) ([]Listing
 }
 
 // listingDates reads the active dates where selects, each with whether it
-// has a free and a paid ticket (paidTicket and freeTicket, the SQL the
-// listing's free filter uses), grouped in one pass over the dates' tickets.
+// has a free and a paid ticket (freeTicket and paidTicket, the SQL the
+// listing's free filter uses), each asked of tickets_pricing_idx for that
+// date alone, so a chunk of dates reads its own tickets, not the table's.
 func listingDates(ctx context.Context, db bun.IDB, where func(*bun.SelectQuery) *bun.SelectQuery) ([]ListingDate, error) {
 	ds := []ListingDate{}
+	// OFFSET keeps PostgreSQL from turning EXISTS into a hashed subplan,
+	// which reads every ticket of the table for each chunk of a full read:
+	// it then probes the index once per date.
+	has := func(cond string) string {
+		return "EXISTS (SELECT 1 FROM tickets AS t WHERE t.event_date_id = d.id AND " + cond + " LIMIT 1 OFFSET 0)"
+	}
 	q := db.NewSelect().Model(&ds).
 		Column("d.id", "d.event_id", "d.start_at", "d.end_at", "d.online").
 		ColumnExpr("coalesce(d.venue_id, 0) AS venue_id").
-		ColumnExpr("coalesce(max(CASE WHEN t.id IS NOT NULL AND "+freeTicket+" THEN 1 ELSE 0 END), 0) = 1 AS has_free", true).
-		ColumnExpr("coalesce(max(CASE WHEN t.id IS NOT NULL AND "+paidTicket+" THEN 1 ELSE 0 END), 0) = 1 AS has_paid", false).
-		Join("LEFT JOIN tickets AS t ON t.event_date_id = d.id").
-		Where("d.active = ?", true).
-		GroupExpr("d.id")
+		ColumnExpr(has(freeTicket)+" AS has_free", true).
+		ColumnExpr(has(paidTicket)+" AS has_paid", false).
+		Where("d.active = ?", true)
 	err := where(q).Scan(ctx)
 	for i := range ds {
 		ds[i].StartAt, ds[i].EndAt = ds[i].StartAt.UTC(), ds[i].EndAt.UTC()
