@@ -25,11 +25,12 @@ import (
 // on PostgreSQL each change names its event or venue, and only those are
 // read again; a change that names nothing (TRUNCATE, a bulk import), a
 // reconnection of the listener, or on SQLite any move of the catalog's
-// version, reads everything again. Whatever is to be read again is read
-// once, by the first request that needs it, while the others wait for it:
-// never once per request. A request never uses the index while the watch
-// cannot tell whether the catalog changed: it then reads the listing from
-// the database as before.
+// version, reads everything again. Changed events are read once, by the
+// first request that needs them, while the others wait for it: never once
+// per request. A full read runs on its own goroutine (Warm starts it when
+// the server starts); meanwhile, and whenever the watch cannot tell
+// whether the catalog changed, listings are read from the database as
+// without an index.
 //
 // The filters here are the Go twin of store.EventFilter; TestIndexParity
 // runs every filter and order through both, on both databases.
