@@ -127,10 +127,12 @@ func main() {
 		run = abMain
 	case len(args) == 1 && args[0] == "fanout":
 		run = fanoutMain
+	case len(args) == 1 && args[0] == "catalog":
+		run = catalogMain
 	case len(args) == 1 && args[0] == "bare":
 		run = bareMain // startBaseline's process, not for people
 	case len(args) > 0:
-		fmt.Fprintln(os.Stderr, "usage: go run . [peers|soak|door|drift|sale|cached|ab|fanout]")
+		fmt.Fprintln(os.Stderr, "usage: go run . [peers|soak|door|drift|sale|cached|ab|fanout|catalog]")
 		os.Exit(2)
 	}
 	if err := run(ctx); err != nil {
@@ -621,6 +623,13 @@ func benchMain(ctx context.Context) (err error) {
 		return err
 	}
 	step("wrote %s", filepath.Join(cfg.dir, "results.md"))
+
+	// 7. A catalog of a million events (catalogmode.go), its own database
+	// and server.
+	if os.Getenv("BENCH_CATALOG") != "0" {
+		step("a catalog of a million events (go run . catalog alone; BENCH_CATALOG=0 leaves it out)")
+		return catalogMain(ctx)
+	}
 	return nil
 }
 

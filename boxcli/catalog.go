@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/boxoffice/boxoffice/catalog"
 	"github.com/boxoffice/boxoffice/server"
 	"github.com/urfave/cli/v3"
+	"golang.org/x/term"
 )
 
 func catalogCommand(stdout, stderr io.Writer) *cli.Command {
@@ -34,7 +36,7 @@ func catalogCommand(stdout, stderr io.Writer) *cli.Command {
 				if err != nil {
 					return err
 				}
-				res, err := catalog.Import(ctx, m.DB, file, m.Now())
+				res, err := catalog.ImportReporting(ctx, m.DB, file, m.Now(), importProgress(stderr, time.Now))
 				if err != nil {
 					return err
 				}
@@ -47,5 +49,32 @@ func catalogCommand(stdout, stderr io.Writer) *cli.Command {
 				})
 			}),
 		}},
+	}
+}
+
+// importProgress returns what shows an import's progress on w when w is a
+// terminal (nil otherwise: logs and pipes get only the result): one line,
+// rewritten at most every 200 ms and at the end.
+func importProgress(w io.Writer, now func() time.Time) func(done, total int) {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return progressLine(w, now)
+}
+
+// progressLine writes "importing: DONE of TOTAL rows (P%)" over itself on w.
+func progressLine(w io.Writer, now func() time.Time) func(done, total int) {
+	var last time.Time
+	return func(done, total int) {
+		t := now()
+		if done < total && t.Sub(last) < 200*time.Millisecond {
+			return
+		}
+		last = t
+		fmt.Fprintf(w, "\rimporting: %d of %d rows (%d%%)", done, total, done*100/max(total, 1))
+		if done >= total {
+			fmt.Fprintln(w)
+		}
 	}
 }

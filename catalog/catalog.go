@@ -18,6 +18,9 @@ import (
 type Service struct {
 	DB  *store.DB
 	Now func() time.Time
+	// Index, when set, answers listings' totals and chooses their pages,
+	// so a listing reads only its page from DB.
+	Index *Index
 }
 
 // Event returns a visible event.

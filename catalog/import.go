@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,6 +77,13 @@ func (c Counts) String() string {
 // the import writes, so it may run beside live checkouts. It returns a
 // *FileError naming the reference, field and line of every problem.
 func Import(ctx context.Context, db *store.DB, f *File, now time.Time) (*ImportResult, error) {
+	return ImportReporting(ctx, db, f, now, nil)
+}
+
+// ImportReporting is Import telling progress (which may be nil) how many
+// of the file's rows it has written or found unchanged so far, of how
+// many, as it goes: a file of a million events takes minutes.
+func ImportReporting(ctx context.Context, db *store.DB, f *File, now time.Time, progress func(done, total int)) (*ImportResult, error) {
 	p := f.validate()
 	now = now.UTC()
 	res := &ImportResult{
@@ -82,7 +91,13 @@ func Import(ctx context.Context, db *store.DB, f *File, now time.Time) (*ImportR
 		EventDates: map[string]int64{}, Tickets: map[string]int64{},
 	}
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		im := importer{tx: tx, now: now, res: res, file: f, problems: p}
+		im := importer{tx: tx, now: now, res: res, file: f, problems: p, postgres: db.Postgres(), progress: progress}
+		for _, e := range f.Events {
+			im.total++
+			for _, d := range e.Dates {
+				im.total += 1 + len(d.Tickets)
+			}
+		}
 		if err := im.check(ctx); err != nil {
 			return err
 		}
@@ -105,6 +120,64 @@ type importer struct {
 	file       *File
 	problems   problems
 	oldTickets map[string]*store.Ticket
+	postgres   bool
+	// written counts rows written so far; bulk is set once it passes
+	// BulkRows.
+	written int
+	bulk    bool
+	// done and total count the file's events, dates and tickets for
+	// progress.
+	done, total int
+	progress    func(done, total int)
+}
+
+// BulkRows is how many rows an import writes before it tells PostgreSQL's
+// catalog triggers that it is a bulk change (boxoffice.catalog_bulk): from
+// then on each statement notifies "anything changed" once instead of each
+// row naming its event, and listeners read the catalog again once, which
+// costs less than following thousands of single changes.
+const BulkRows = 5_000
+
+// wrote counts n rows about to be written, switching to a bulk change
+// when they pass BulkRows.
+func (im *importer) wrote(ctx context.Context, n int) error {
+	im.written += n
+	if im.postgres && !im.bulk && im.written > BulkRows {
+		im.bulk = true
+		_, err := im.tx.ExecContext(ctx, "SET LOCAL boxoffice.catalog_bulk = 'on'")
+		return err
+	}
+	return nil
+}
+
+// step reports n more of the file's rows handled.
+func (im *importer) step(n int) {
+	im.done += n
+	if im.progress != nil {
+		im.progress(im.done, im.total)
+	}
+}
+
+// insertChunk is how many rows one INSERT writes.
+const insertChunk = 1_000
+
+// insertAll inserts rows in statements of insertChunk rows, and returns
+// the id given to each reference.
+func insertAll[R any](ctx context.Context, im *importer, rows []R, ref func(*R) (string, int64)) (map[string]int64, error) {
+	ids := make(map[string]int64, len(rows))
+	for chunk := range slices.Chunk(rows, insertChunk) {
+		if err := im.wrote(ctx, len(chunk)); err != nil {
+			return nil, err
+		}
+		if _, err := im.tx.NewInsert().Model(&chunk).Returning("id, reference").Exec(ctx); err != nil {
+			return nil, err
+		}
+		for i := range chunk {
+			r, id := ref(&chunk[i])
+			ids[r] = id
+		}
+	}
+	return ids, nil
 }
 
 // check finds what is wrong with the file given the database, before
@@ -188,19 +261,26 @@ func (im *importer) venues(ctx context.Context) error {
 	for i := range existing {
 		byRef[existing[i].Reference] = &existing[i]
 	}
+	var creates []store.Venue
 	for _, v := range f.Venues {
 		row := &store.Venue{
 			Reference: v.Reference, Name: v.Name, Slug: v.Slug,
 			Street: v.Street, City: v.City, State: v.State, Lat: v.Lat, Lng: v.Lng,
 		}
-		id, done, err := upsert(ctx, im.tx, row, byRef[v.Reference], im.now, updateRow)
+		id, done, err := upsert(ctx, im, row, byRef[v.Reference], updateRow)
 		if err != nil {
 			return err
 		}
 		im.count(done, func(c *Counts) { c.Venues++ })
+		if done == created {
+			creates = append(creates, *row)
+			continue
+		}
 		im.res.Venues[v.Reference] = id
 	}
-	return nil
+	ids, err := insertAll(ctx, im, creates, func(v *store.Venue) (string, int64) { return v.Reference, v.ID })
+	maps.Copy(im.res.Venues, ids)
+	return err
 }
 
 // count adds one row to the count of what was done with it.
@@ -235,6 +315,12 @@ func (im *importer) events(ctx context.Context) error {
 	oldEvents, oldDates := index(events, func(e *store.Event) string { return e.Reference }),
 		index(dates, func(d *store.EventDate) string { return d.Reference })
 
+	// Events, then dates, then tickets, each kind in batches: a row's
+	// parent has its id before the row is written. New rows go in
+	// multi-row INSERTs; changed rows are updated one by one (a ticket's
+	// update checks its quantity against live stock), unchanged ones are
+	// left alone.
+	var creates []store.Event
 	for i := range f.Events {
 		e := &f.Events[i]
 		tz := e.Timezone
@@ -248,22 +334,70 @@ func (im *importer) events(ctx context.Context) error {
 			PasswordProtected: e.PasswordProtected, USSDCode: e.USSDCode, USSDFullCode: e.USSDFullCode,
 			SalesStart: mustInstant(e.SalesStart), SalesEnd: mustInstant(e.SalesEnd),
 		}
-		eventID, done, err := upsert(ctx, im.tx, row, oldEvents[e.Reference], im.now, updateRow)
+		eventID, done, err := upsert(ctx, im, row, oldEvents[e.Reference], updateRow)
 		if err != nil {
 			return err
 		}
 		im.count(done, func(c *Counts) { c.Events++ })
+		if done == created {
+			creates = append(creates, *row)
+			continue
+		}
 		im.res.Events[e.Reference] = eventID
+		im.step(1)
+	}
+	ids, err := insertAll(ctx, im, creates, func(e *store.Event) (string, int64) { return e.Reference, e.ID })
+	if err != nil {
+		return err
+	}
+	maps.Copy(im.res.Events, ids)
+	im.step(len(creates))
+
+	var dateCreates []store.EventDate
+	for i := range f.Events {
+		e := &f.Events[i]
 		for j := range e.Dates {
-			if err := im.date(ctx, eventID, &e.Dates[j], oldDates[e.Dates[j].Reference]); err != nil {
+			row, done, err := im.date(ctx, im.res.Events[e.Reference], &e.Dates[j], oldDates[e.Dates[j].Reference])
+			if err != nil {
 				return err
+			}
+			if done == created {
+				dateCreates = append(dateCreates, *row)
+			} else {
+				im.step(1)
 			}
 		}
 	}
+	ids, err = insertAll(ctx, im, dateCreates, func(d *store.EventDate) (string, int64) { return d.Reference, d.ID })
+	if err != nil {
+		return err
+	}
+	maps.Copy(im.res.EventDates, ids)
+	im.step(len(dateCreates))
+
+	var ticketCreates []store.Ticket
+	for i := range f.Events {
+		for j := range f.Events[i].Dates {
+			d := &f.Events[i].Dates[j]
+			rows, err := im.tickets(ctx, im.res.EventDates[d.Reference], d)
+			if err != nil {
+				return err
+			}
+			ticketCreates = append(ticketCreates, rows...)
+		}
+	}
+	ids, err = insertAll(ctx, im, ticketCreates, func(t *store.Ticket) (string, int64) { return t.Reference, t.ID })
+	if err != nil {
+		return err
+	}
+	maps.Copy(im.res.Tickets, ids)
+	im.step(len(ticketCreates))
 	return nil
 }
 
-func (im *importer) date(ctx context.Context, eventID int64, d *DateSpec, old *store.EventDate) error {
+// date writes date d of event eventID when it changed; a new date is
+// returned for the caller to insert with the others (done is created).
+func (im *importer) date(ctx context.Context, eventID int64, d *DateSpec, old *store.EventDate) (*store.EventDate, outcome, error) {
 	row := &store.EventDate{
 		Reference: d.Reference, EventID: eventID,
 		StartAt: mustInstant(&d.Start), EndAt: mustInstant(&d.End),
@@ -272,16 +406,25 @@ func (im *importer) date(ctx context.Context, eventID int64, d *DateSpec, old *s
 	if d.Venue != nil {
 		id, ok := im.res.Venues[*d.Venue]
 		if !ok { // check reported it before anything was written
-			return fmt.Errorf("catalog import: date %q: venue %q was not resolved", d.Reference, *d.Venue)
+			return nil, 0, fmt.Errorf("catalog import: date %q: venue %q was not resolved", d.Reference, *d.Venue)
 		}
 		row.VenueID = &id
 	}
-	dateID, done, err := upsert(ctx, im.tx, row, old, im.now, updateRow)
+	dateID, done, err := upsert(ctx, im, row, old, updateRow)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	im.count(done, func(c *Counts) { c.EventDates++ })
-	im.res.EventDates[d.Reference] = dateID
+	if done != created {
+		im.res.EventDates[d.Reference] = dateID
+	}
+	return row, done, nil
+}
+
+// tickets writes the changed tickets of date d (id dateID) and returns
+// its new ones for the caller to insert with the others.
+func (im *importer) tickets(ctx context.Context, dateID int64, d *DateSpec) ([]store.Ticket, error) {
+	var creates []store.Ticket
 	for k := range d.Tickets {
 		t := &d.Tickets[k]
 		row := &store.Ticket{
@@ -300,20 +443,25 @@ func (im *importer) date(ctx context.Context, eventID int64, d *DateSpec, old *s
 			// them, and checks the quantity against the live ones.
 			row.Sold, row.Held = prev.Sold, prev.Held
 		}
-		id, done, err := upsert(ctx, im.tx, row, prev, im.now, store.UpdateTicketCatalog)
+		id, done, err := upsert(ctx, im, row, prev, store.UpdateTicketCatalog)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if done == refused {
 			if err := im.quantityBelowStock(ctx, row, im.file.pos.at(t, where("ticket", k, t.Reference))); err != nil {
-				return err
+				return nil, err
 			}
 			continue
 		}
 		im.count(done, func(c *Counts) { c.Tickets++ })
+		if done == created {
+			creates = append(creates, *row)
+			continue
+		}
 		im.res.Tickets[t.Reference] = id
+		im.step(1)
 	}
-	return nil
+	return creates, nil
 }
 
 // quantityBelowStock reports a ticket whose update was refused: its new
@@ -383,19 +531,18 @@ const (
 	refused // update declined to write (a ticket quantity below its stock)
 )
 
-// upsert inserts r when old is nil, writes it with update when its values
-// differ from old, and otherwise leaves the database alone. It returns the
-// row's id and what it did.
-func upsert[R row](ctx context.Context, tx bun.Tx, r R, old R, now time.Time,
+// upsert writes r with update when its values differ from old and
+// otherwise leaves the database alone; when old is nil it only stamps r,
+// created, for the caller to insert with others (insertAll). It returns
+// the row's id (0 when created) and what it did.
+func upsert[R row](ctx context.Context, im *importer, r R, old R,
 	update func(context.Context, bun.IDB, R) (bool, error)) (int64, outcome, error) {
 	rv := reflect.ValueOf(r).Elem()
+	now := im.now
 	if old == nil {
 		rv.FieldByName("CreatedAt").Set(reflect.ValueOf(now))
 		rv.FieldByName("UpdatedAt").Set(reflect.ValueOf(now))
-		if _, err := tx.NewInsert().Model(r).Returning("id").Exec(ctx); err != nil {
-			return 0, created, err
-		}
-		return rv.FieldByName("ID").Int(), created, nil
+		return 0, created, nil
 	}
 	ov := reflect.ValueOf(old).Elem()
 	for _, f := range []string{"ID", "CreatedAt", "UpdatedAt"} {
@@ -407,7 +554,10 @@ func upsert[R row](ctx context.Context, tx bun.Tx, r R, old R, now time.Time,
 		return ov.FieldByName("ID").Int(), unchanged, nil
 	}
 	rv.FieldByName("UpdatedAt").Set(reflect.ValueOf(now))
-	ok, err := update(ctx, tx, r)
+	if err := im.wrote(ctx, 1); err != nil {
+		return 0, updated, err
+	}
+	ok, err := update(ctx, im.tx, r)
 	if err != nil {
 		return 0, updated, err
 	}

@@ -107,6 +107,8 @@ type Page struct {
 	PerPage    int
 	Total      int
 	TotalPages int
+	// Stamp lets a kept copy of the page be checked later (Unchanged).
+	Stamp Stamp
 }
 
 // HasNext reports whether a later page exists.
@@ -230,18 +232,32 @@ func (p ListParams) filter(now time.Time) store.EventFilter {
 }
 
 // ListEvents returns a page of visible events; p comes from
-// ListRequest.Params.
+// ListRequest.Params. With an Index it reads only the page's events.
 func (s *Service) ListEvents(ctx context.Context, p ListParams) (*Page, error) {
-	f := p.filter(s.Now())
-	f.Limit, f.Offset = p.PerPage, p.offset()
-	events, total, err := store.ListEvents(ctx, s.DB, f)
+	now := s.Now()
+	events, st, ok, err := s.Index.page(ctx, p, now)
 	if err != nil {
 		return nil, err
 	}
+	total := st.total
+	if !ok {
+		f := p.filter(now)
+		f.Limit, f.Offset = p.PerPage, p.offset()
+		if events, total, err = store.ListEvents(ctx, s.DB, f); err != nil {
+			return nil, err
+		}
+	}
 	return &Page{
 		Events: events, Page: p.Page, PerPage: p.PerPage, Total: total,
-		TotalPages: (total + p.PerPage - 1) / p.PerPage,
+		TotalPages: (total + p.PerPage - 1) / p.PerPage, Stamp: st,
 	}, nil
+}
+
+// Unchanged reports whether a page made earlier, whose Stamp is st, is
+// still what ListEvents(p) would return now: a kept page outlives a change
+// of the catalog that did not touch it. Without an Index it is false.
+func (s *Service) Unchanged(ctx context.Context, p ListParams, st Stamp) bool {
+	return s.Index.unchanged(ctx, p, st, s.Now())
 }
 
 // Slice is a run of events of a cursor connection, each with its cursor.
@@ -257,14 +273,20 @@ type Slice struct {
 // (from the start without one), in one statement; p comes from
 // ListRequest.Params.
 func (s *Service) EventsAfter(ctx context.Context, p ListParams) (*Slice, error) {
-	f := p.filter(s.Now())
+	now := s.Now()
+	f := p.filter(now)
 	f.Limit = p.PerPage + 1 // one more tells whether a next page exists
 	if p.HasAfter {
 		f.After = &p.After
 	}
-	events, err := store.EventsAfter(ctx, s.DB, f)
+	events, ok, err := s.Index.after(ctx, p, f.Limit, now)
 	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		if events, err = store.EventsAfter(ctx, s.DB, f); err != nil {
+			return nil, err
+		}
 	}
 	out := &Slice{Events: events, HasPrev: p.HasAfter}
 	if len(events) > p.PerPage {

@@ -45,6 +45,20 @@ type generation struct {
 	until   time.Time
 	cost    int
 	items   map[any]any
+	// prev is the generation this one followed, whose values CachedValid
+	// may carry over after checking them; nil when there was none or the
+	// budget was spent.
+	prev *generation
+	// loads are the values being loaded, so that requests arriving while
+	// one loads wait for it instead of loading it again.
+	loads map[any]*loading
+}
+
+// loading is one value being loaded for a generation.
+type loading struct {
+	done  chan struct{}
+	value any
+	err   error
 }
 
 // Token ties a put to the generation its reader looked in, so a value read
@@ -79,7 +93,10 @@ func (c *Cache) current(ctx context.Context) Token {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen == g {
-		c.gen = &generation{version: version, until: until, items: map[any]any{}}
+		c.gen = &generation{version: version, until: until, items: map[any]any{}, prev: g}
+		if g != nil {
+			g.prev = nil // one generation back at most
+		}
 	}
 	if c.gen.version != version {
 		return Token{}
@@ -150,24 +167,82 @@ func (c *Cache) put(tok Token, key, value any, cost int) {
 		return
 	}
 	if g.cost+cost > c.budget {
-		g = &generation{version: g.version, until: g.until, items: map[any]any{}}
+		g = &generation{version: g.version, until: g.until, items: map[any]any{}, loads: g.loads}
 		c.gen = g
 	}
 	g.items[key] = value
 	g.cost += cost
 }
 
-// Cached returns the value of key from s, or loads it and keeps it.
+// Cached returns the value of key from s, or loads it and keeps it. Requests
+// of one generation that miss the same key while it loads wait for that
+// load: a value is loaded once, not once per request that arrives meanwhile.
 func Cached[V any](ctx context.Context, s *Snapshot, key any, cost func(V) int, load func() (V, error)) (V, error) {
+	return CachedValid(ctx, s, key, cost, nil, load)
+}
+
+// CachedValid is Cached that may also carry a value over from the
+// generation before the current one, when valid (if not nil) says it is
+// still what a fresh load would give: a change of one event then leaves
+// every value it did not touch warm. valid runs outside the cache's lock.
+func CachedValid[V any](ctx context.Context, s *Snapshot, key any, cost func(V) int, valid func(V) bool, load func() (V, error)) (V, error) {
 	if v, hit := s.Get(ctx, key); hit {
 		return v.(V), nil
 	}
-	fresh, err := load()
-	if err != nil {
-		return fresh, err
+	if s == nil {
+		return load()
 	}
-	s.Put(ctx, key, fresh, cost(fresh))
-	return fresh, nil
+	tok := s.token(ctx)
+	if tok.g == nil {
+		return load()
+	}
+	s.c.mu.Lock()
+	if v, ok := tok.g.items[key]; ok {
+		s.c.mu.Unlock()
+		return v.(V), nil
+	}
+	if l, ok := tok.g.loads[key]; ok {
+		s.c.mu.Unlock()
+		select {
+		case <-l.done:
+		case <-ctx.Done():
+			var zero V
+			return zero, ctx.Err()
+		}
+		if l.err != nil {
+			var zero V
+			return zero, l.err
+		}
+		return l.value.(V), nil
+	}
+	var old any
+	var carried bool
+	if valid != nil && tok.g.prev != nil {
+		old, carried = tok.g.prev.items[key]
+	}
+	l := &loading{done: make(chan struct{})}
+	if tok.g.loads == nil {
+		tok.g.loads = map[any]*loading{}
+	}
+	tok.g.loads[key] = l
+	s.c.mu.Unlock()
+
+	var fresh V
+	var err error
+	if carried && valid(old.(V)) {
+		fresh = old.(V)
+	} else {
+		fresh, err = load()
+	}
+	l.value, l.err = fresh, err
+	if err == nil {
+		s.c.put(tok, key, fresh, cost(fresh))
+	}
+	s.c.mu.Lock()
+	delete(tok.g.loads, key)
+	s.c.mu.Unlock()
+	close(l.done)
+	return fresh, err
 }
 
 type snapshotKey struct{}

@@ -1,7 +1,11 @@
 // Package readcache is every cache of data on the read path, and its
-// contract. Nothing else in Boxoffice keeps data between requests; the
-// GraphQL layer (graph) keeps only parsed documents and persisted-query
-// texts, which are the client's input, not data.
+// contract. Besides it, only the catalog's listing index (catalog.Index,
+// on PostgreSQL) keeps data between requests: the few facts of every
+// visible event its filters and orders read, brought up to date before
+// each listing that uses it, under the same watch and the same rules of
+// freshness as below. The GraphQL layer (graph) keeps only parsed
+// documents and persisted-query texts, which are the client's input, not
+// data.
 //
 // Two kinds of data are kept: the published catalog (Cache, and
 // CheckoutCatalog, checkout's view of it), and the tenants (Tenants: what
@@ -40,7 +44,14 @@
 // version is unchanged (store.Watch: a NOTIFY from the process that
 // imported, on PostgreSQL; a version row read per request on SQLite) and
 // until the next active date ends, which is the only way time changes a
-// listing. A value read before a change is never kept after it (Token).
+// listing. A value read before a change is never kept after it (Token),
+// with one exception that is checked, not assumed: an events page of the
+// generation just before may be carried into the new one (CachedValid)
+// when the listing index says its total and events are what they were,
+// none of those events changed (on PostgreSQL each change names its event
+// or venue), and none of their dates ended since. So a change of one event
+// leaves the pages it is not on warm. A value that misses is loaded once
+// per generation: requests that miss it while it loads wait for that load.
 // While the version cannot be told (the listener is reconnecting), nothing
 // is served from or kept in the cache.
 //

@@ -61,7 +61,7 @@ func (r *Resolver) eventDates(ctx context.Context, dates []store.EventDate, tz s
 // Keys of what the catalog cache keeps (readcache.Cache): converted API
 // values, shared by every request until the catalog changes.
 type (
-	pageKey  catalog.ListParams // *model.EventPage
+	pageKey  catalog.ListParams // keptPage
 	eventKey int64              // *model.Event
 	dateKey  int64              // *model.EventDate
 	datesKey struct {           // []*model.EventDate of an event
@@ -72,7 +72,21 @@ type (
 	ticketsKey int64              // []*model.Ticket of a date, availability as last read
 	connKey    catalog.ListParams // *model.EventConnection
 	slugKey    string             // *model.Event
-	encodedKey catalog.ListParams // []byte: an events page as an adapter wrote it
+	encodedKey catalog.ListParams // keptBytes: an events page as an adapter wrote it
+)
+
+// keptPage is an events page as the catalog cache keeps it, with the stamp
+// that lets it outlive a catalog change that did not touch it
+// (catalog.Service.Unchanged); keptBytes is the same for its REST bytes.
+type (
+	keptPage struct {
+		page  *model.EventPage
+		stamp catalog.Stamp
+	}
+	keptBytes struct {
+		b     []byte
+		stamp catalog.Stamp
+	}
 )
 
 func one[V any](V) int       { return 1 }
@@ -85,9 +99,15 @@ func (r *Resolver) EventsPage(ctx context.Context, req catalog.ListRequest) (*mo
 	if err != nil {
 		return nil, err
 	}
-	return readcache.Cached(ctx, readcache.For(ctx), pageKey(p),
-		func(pg *model.EventPage) int { return rows(pg.Nodes) },
-		func() (*model.EventPage, error) { return r.eventsPage(ctx, p) })
+	kept, err := r.keptPage(ctx, p)
+	return kept.page, err
+}
+
+func (r *Resolver) keptPage(ctx context.Context, p catalog.ListParams) (keptPage, error) {
+	return readcache.CachedValid(ctx, readcache.For(ctx), pageKey(p),
+		func(k keptPage) int { return rows(k.page.Nodes) },
+		func(k keptPage) bool { return r.Catalog.Unchanged(ctx, p, k.stamp) },
+		func() (keptPage, error) { return r.eventsPage(ctx, p) })
 }
 
 // EventsPageEncoded is EventsPage written by encode (the REST adapter's
@@ -100,34 +120,37 @@ func (r *Resolver) EventsPageEncoded(ctx context.Context, req catalog.ListReques
 	if err != nil {
 		return nil, err
 	}
-	return readcache.Cached(ctx, readcache.For(ctx), encodedKey(p),
-		func(b []byte) int { return cap(b)/512 + 1 },
-		func() ([]byte, error) {
-			page, err := r.EventsPage(ctx, req)
+	kept, err := readcache.CachedValid(ctx, readcache.For(ctx), encodedKey(p),
+		func(k keptBytes) int { return cap(k.b)/512 + 1 },
+		func(k keptBytes) bool { return r.Catalog.Unchanged(ctx, p, k.stamp) },
+		func() (keptBytes, error) {
+			kept, err := r.keptPage(ctx, p)
 			if err != nil {
-				return nil, err
+				return keptBytes{}, err
 			}
-			return encode(page)
+			b, err := encode(kept.page)
+			return keptBytes{b: b, stamp: kept.stamp}, err
 		})
+	return kept.b, err
 }
 
-func (r *Resolver) eventsPage(ctx context.Context, p catalog.ListParams) (*model.EventPage, error) {
+func (r *Resolver) eventsPage(ctx context.Context, p catalog.ListParams) (keptPage, error) {
 	page, err := r.Catalog.ListEvents(ctx, p)
 	if err != nil {
-		return nil, err
+		return keptPage{}, err
 	}
 	nodes, err := r.events(ctx, page.Events)
 	if err != nil {
-		return nil, err
+		return keptPage{}, err
 	}
-	return &model.EventPage{
+	return keptPage{stamp: page.Stamp, page: &model.EventPage{
 		Nodes: nodes,
 		PageInfo: &model.PageNumbers{
 			Page: page.Page, PerPage: page.PerPage, Total: page.Total, TotalPages: page.TotalPages,
 			HasNext: page.HasNext(), HasPrev: page.HasPrev(),
 		},
 		Timezone: catalog.DefaultTimezone,
-	}, nil
+	}}, nil
 }
 
 // EventsConnection is Query.eventsConnection: the visible events after a

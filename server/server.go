@@ -89,6 +89,9 @@ type Config struct {
 	RateLimitDelay time.Duration
 	// MaxAppsPerAccount is how many apps one account may have.
 	MaxAppsPerAccount int
+	// CatalogIndexEvents is the most visible events the catalog's listing
+	// index keeps in memory; a larger catalog is listed from the database.
+	CatalogIndexEvents int
 	// MaxBodyBytes bounds every request body.
 	MaxBodyBytes int64
 	// GraphQLLimits bound a GraphQL document before it is parsed.
@@ -168,9 +171,10 @@ func DefaultConfig() Config {
 		WebhookRetryBase: webhook.DefaultRetryBase, Jobs: jobs.DefaultConfig(),
 		WebhookAppConcurrency: webhook.DefaultPerApp, WebhookDisableAfter: webhook.DefaultDisableAfter,
 		RateLimits: ratelimit.DefaultConfig(), RateLimitDelay: admission.DefaultTarpitDelay, MaxAppsPerAccount: provision.DefaultMaxAppsPerAccount, MaxBodyBytes: 1 << 20,
-		GraphQLLimits:   graph.DefaultDocumentLimits(),
-		Live:            live.DefaultConfig(),
-		LiveInitTimeout: graph.DefaultLive().InitTimeout, LivePingInterval: graph.DefaultLive().PingInterval,
+		CatalogIndexEvents: catalog.DefaultIndexEvents,
+		GraphQLLimits:      graph.DefaultDocumentLimits(),
+		Live:               live.DefaultConfig(),
+		LiveInitTimeout:    graph.DefaultLive().InitTimeout, LivePingInterval: graph.DefaultLive().PingInterval,
 		Portal:         accounts.DefaultConfig(),
 		WebhookStreams: webhook.DefaultStreamConfig(),
 		MailFrom:       mail.DefaultFrom, MailRetryBase: jobs.DefaultMailRetryBase,
@@ -276,6 +280,11 @@ func New(cfg Config, db *store.DB, log *slog.Logger) (*Main, error) {
 	m.Listener = store.NewListener(db, log)
 	m.CatalogWatch = store.NewCatalogWatch(db, m.Listener)
 	m.Catalog = &catalog.Service{DB: db, Now: now}
+	if db.Postgres() {
+		// Only PostgreSQL's notifications name what changed; on SQLite
+		// every change would read the whole catalog again.
+		m.Catalog.Index = catalog.NewIndex(db, m.CatalogWatch, cfg.CatalogIndexEvents)
+	}
 	m.ReadCache = readcache.NewCache(db, m.CatalogWatch, now, readcache.DefaultCacheBudget)
 	m.Live = live.New(db, m.Listener, cfg.Live, log)
 	m.TenantWatch = store.NewTenantWatch(db, m.Listener)
@@ -432,6 +441,18 @@ func (m *Main) Serve(ctx context.Context, ln, admin net.Listener) error {
 	// Shutdown waits for requests, not for hijacked connections: close the
 	// WebSockets, which clients then reopen elsewhere.
 	servers[0].RegisterOnShutdown(m.Live.Shutdown)
+	if ix := m.Catalog.Index; ix != nil {
+		// The listing index's first full read starts now, not with the
+		// first listing; listings read the database until it is done.
+		go func() {
+			start := time.Now()
+			if err := ix.Warm(ctx); err != nil && ctx.Err() == nil {
+				m.Log.Warn("catalog listing index not read; listings read the database", "err", err)
+				return
+			}
+			m.Log.Info("catalog listing index read", "took", time.Since(start).Round(time.Millisecond))
+		}()
+	}
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
 		go func() { errc <- srv.Serve(listeners[i]) }()

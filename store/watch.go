@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -29,6 +30,8 @@ type Watch struct {
 	versionQuery string
 	sub          sync.Once
 	changes      atomic.Uint64
+	// followers hear each notification before the version counts it.
+	followers []func(Notification)
 }
 
 // NewCatalogWatch watches the catalog tables (venues, events, event dates
@@ -81,10 +84,43 @@ func (w *Watch) Changed() {
 	}
 }
 
+// Follow makes fn hear every notification of the watched channel (and
+// every reconnection, Notification.Missed) before the version moves on for
+// it, so a reader that sees a version has already been told what changed
+// up to it. It must be called before the first Version; fn runs on the
+// listener's goroutine and must not block. On SQLite it is never called.
+func (w *Watch) Follow(fn func(Notification)) {
+	w.followers = append(w.followers, fn)
+}
+
+// Session returns a number that moves on whenever changes may have gone
+// unheard (the PostgreSQL listener lost or regained its connection): what
+// a follower derived from notifications before it moved cannot be trusted
+// after. It is always 0 on SQLite.
+func (w *Watch) Session() uint64 {
+	if w == nil || !w.db.Postgres() {
+		return 0
+	}
+	return w.listener.Epoch()
+}
+
+// ChangePayload splits a catalog notification's payload: the schema it
+// names and what changed in it ("e:ID", "v:ID", or "" when anything may
+// have changed).
+func ChangePayload(payload string) (schema, what string) {
+	schema, what, _ = strings.Cut(payload, " ")
+	return schema, what
+}
+
 // notified counts the changes of this process's schema; a missed stretch
 // is counted by the listener's epoch.
 func (w *Watch) notified(n Notification) {
-	if !n.Missed && n.Payload == n.Schema {
+	if schema, _ := ChangePayload(n.Payload); n.Missed || schema == n.Schema {
+		for _, fn := range w.followers {
+			fn(n)
+		}
+	}
+	if schema, _ := ChangePayload(n.Payload); !n.Missed && schema == n.Schema {
 		w.changes.Add(1)
 	}
 }

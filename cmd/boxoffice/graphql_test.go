@@ -244,6 +244,12 @@ func TestQueryCount(t *testing.T) {
 					_, err := db.NewUpdate().Model((*store.Venue)(nil)).Set("name = name").Where("reference = ?", "V0").Exec(context.Background())
 					require.NoError(t, err)
 				})
+				// The listing index reads what the change named (one
+				// venue, one statement) before the count: whichever request
+				// comes first pays for it, and this test counts per page.
+				if ix := tb.m.Catalog.Index; ix != nil {
+					require.NoError(t, ix.Warm(context.Background()))
+				}
 			} else {
 				run() // warms the cache for this very request
 			}
@@ -303,7 +309,8 @@ func TestQueryCount(t *testing.T) {
 		require.Equal(t, 1+key+version, warmC50)
 		require.Equal(t, key+version, warmF100)
 		// Cold REST: when the next date ends + count + page + dates +
-		// pricing fields. GraphQL adds the full tickets and the venues.
+		// pricing fields (on PostgreSQL the listing index counts, and the
+		// page is read by id). GraphQL adds the full tickets and the venues.
 		require.LessOrEqual(t, r100, 5+key+version)
 		require.LessOrEqual(t, g50, 7+key+version)
 		// Warm: the key (cached); GraphQL reads the live stock of the
