@@ -118,6 +118,35 @@ func (s *Service) Status(ctx context.Context, dateID int64) (*Status, error) {
 	return st, nil
 }
 
+// Unfinished returns the cancelled dates whose work is not done: a
+// pending checkout left, or with refunds asked for, an order still
+// without its refund.
+func (s *Service) Unfinished(ctx context.Context) ([]int64, error) {
+	ds, err := store.CancelledDates(ctx, s.DB)
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	for _, d := range ds {
+		pending, err := store.PendingOrdersOfDate(ctx, s.DB, d.ID, 1)
+		if err != nil {
+			return nil, err
+		}
+		left := len(pending) > 0
+		if !left && d.CancelRefund {
+			os, err := store.OrdersToRefundOfDate(ctx, s.DB, d.ID, 0, 1)
+			if err != nil {
+				return nil, err
+			}
+			left = len(os) > 0
+		}
+		if left {
+			out = append(out, d.ID)
+		}
+	}
+	return out, nil
+}
+
 // batch is how many orders Work reads at once.
 const batch = 100
 

@@ -33,8 +33,12 @@ func EffectivePrice(t *store.Ticket) int64 {
 func IsFree(t *store.Ticket) bool { return EffectivePrice(t) == 0 }
 
 // Available is the live availability: quantity − sold − held, never below
-// zero; Unlimited for a ticket without a stock limit.
+// zero; Unlimited for a ticket without a stock limit; 0 once its date is
+// cancelled.
 func Available(s store.Stock) int64 {
+	if s.Cancelled {
+		return 0
+	}
 	if !s.Quantity.Valid {
 		return Unlimited
 	}

@@ -150,6 +150,7 @@ type ComplexityRoot struct {
 	}
 
 	EventDate struct {
+		Cancelled        func(childComplexity int) int
 		Enddate          func(childComplexity int) int
 		EnddateDisplay   func(childComplexity int) int
 		EnddateISO       func(childComplexity int) int
@@ -936,6 +937,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EventConnection.Timezone(childComplexity), true
 
+	case "EventDate.cancelled":
+		if e.ComplexityRoot.EventDate.Cancelled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventDate.Cancelled(childComplexity), true
 	case "EventDate.enddate":
 		if e.ComplexityRoot.EventDate.Enddate == nil {
 			break
@@ -3270,6 +3277,8 @@ type EventDate {
   enddateDisplay: String
   "Whether the date happens online."
   online: Boolean!
+  "Whether the operator cancelled the date: its tickets are no longer sold (quantityAvailable 0) nor admitted, and its orders may be refunded."
+  cancelled: Boolean!
   "The venue's id; null for a date without a venue."
   venueId: Int
   "The venue's name; null without a venue."
@@ -3902,6 +3911,8 @@ func (ec *executionContext) childFields_EventDate(ctx context.Context, field gra
 		return ec.fieldContext_EventDate_enddateDisplay(ctx, field)
 	case "online":
 		return ec.fieldContext_EventDate_online(ctx, field)
+	case "cancelled":
+		return ec.fieldContext_EventDate_cancelled(ctx, field)
 	case "venueId":
 		return ec.fieldContext_EventDate_venueId(ctx, field)
 	case "venueName":
@@ -6192,6 +6203,13 @@ func (ec *executionContext) _EventDate_online(ctx context.Context, field graphql
 	return (*boolValue)(&obj.Online)
 }
 func (ec *executionContext) fieldContext_EventDate_online(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren6)
+}
+
+func (ec *executionContext) _EventDate_cancelled(ctx context.Context, field graphql.CollectedField, obj *model.EventDate) (ret graphql.Marshaler) {
+	return (*boolValue)(&obj.Cancelled)
+}
+func (ec *executionContext) fieldContext_EventDate_cancelled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("EventDate", field, false, false, errNoChildren6)
 }
 
@@ -12095,6 +12113,11 @@ func (ec *executionContext) _EventDate(ctx context.Context, sel ast.SelectionSet
 			}
 		case "online":
 			out.Values[i] = ec._EventDate_online(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "cancelled":
+			out.Values[i] = ec._EventDate_cancelled(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/boxoffice/boxoffice/cancellation"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 	"github.com/uptrace/bun"
 )
 
@@ -15,23 +14,39 @@ import (
 // before it makes way for other jobs and runs again: a few seconds of work.
 const cancelBudget = 200
 
-// cancelTimeout bounds one run; a run killed by it, or by the death of
-// its instance, is run again (the work resumes from the database).
-const cancelTimeout = 5 * time.Minute
-
 type cancelArgs struct {
 	EventdateID int64 `json:"eventdate_id"`
 }
 
 func (cancelArgs) Kind() string { return "date_cancellation" }
 
-// InsertOpts makes one unfinished job per date: cancelling again while it
-// runs adds nothing; after it finished, cancelling again (adding refunds)
-// starts another.
+// InsertOpts: no uniqueness. The job of an instance killed mid-run stays
+// "running" until River's rescuer takes it (minutes), and a server
+// starting meanwhile inserts another to resume the work at once
+// (ResumeCancellations); River's unique jobs would refuse that one. Two
+// runs of one date at a time are safe: each order's refund is made under
+// its own idempotency key, and a run with nothing left ends at once.
 func (cancelArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 25, UniqueOpts: river.UniqueOpts{ByArgs: true,
-		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
-			rivertype.JobStateRunning, rivertype.JobStateScheduled}}}
+	return river.InsertOpts{MaxAttempts: 25}
+}
+
+// ResumeCancellations schedules the work of every cancelled date whose
+// work is not finished: what a server starting after a crash does, so the
+// refunds go on without waiting for the rescue of the dead run.
+func (r *Runner) ResumeCancellations(ctx context.Context) error {
+	if r.dates == nil {
+		return nil
+	}
+	ids, err := r.dates.Unfinished(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if _, err := r.inserter.Insert(ctx, cancelArgs{EventdateID: id}, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // EnqueueCancellation schedules a cancelled date's work inside tx, the
@@ -59,4 +74,3 @@ func (w *cancelWorker) Work(ctx context.Context, job *river.Job[cancelArgs]) err
 	return river.JobSnooze(time.Millisecond)
 }
 
-func (w *cancelWorker) Timeout(*river.Job[cancelArgs]) time.Duration { return cancelTimeout }

@@ -93,6 +93,7 @@ type Runner struct {
 	worker       startStopper
 	log          *slog.Logger
 	rescueAfter  time.Duration
+	dates        *cancellation.Service
 }
 
 type startStopper interface {
@@ -172,7 +173,7 @@ func New(db *store.DB, hooks *webhook.Service, orders *checkout.Service, tk *tic
 	if err != nil {
 		return nil, err
 	}
-	r := &Runner{log: log, rescueAfter: rc.RescueStuckJobsAfter, mailAttempts: mailBackoff{base: mailBase}.attempts()}
+	r := &Runner{log: log, rescueAfter: rc.RescueStuckJobsAfter, mailAttempts: mailBackoff{base: mailBase}.attempts(), dates: dates}
 	if db.Postgres() {
 		// Inserts go through database/sql so they join Bun's transactions;
 		// the worker listens on the pgx pool for prompt pick-up.
@@ -242,7 +243,12 @@ func (r *Runner) describe(j *rivertype.JobRow) string {
 }
 
 // Start begins working jobs until Stop.
-func (r *Runner) Start(ctx context.Context) error { return r.worker.Start(ctx) }
+func (r *Runner) Start(ctx context.Context) error {
+	if err := r.worker.Start(ctx); err != nil {
+		return err
+	}
+	return r.ResumeCancellations(ctx)
+}
 
 // Stop lets running jobs finish (cancelling them if ctx ends first) and
 // stops; unfinished deliveries stay in the database for the next start.

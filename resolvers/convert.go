@@ -56,6 +56,7 @@ func toEventDate(d *store.EventDate, tz string, v *store.Venue) *model.EventDate
 		EnddateDisplay:   display(end),
 		Online:           d.Online,
 		Timezone:         tz,
+		Cancelled:        !d.CancelledAt.IsZero(),
 	}
 	if v != nil {
 		id := int(v.ID)

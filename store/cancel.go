@@ -42,6 +42,13 @@ func CancelEventDate(ctx context.Context, db bun.IDB, id int64, reason string, r
 	return EventDateByID(ctx, db, id)
 }
 
+// CancelledDates returns every cancelled date.
+func CancelledDates(ctx context.Context, db bun.IDB) ([]EventDate, error) {
+	var ds []EventDate
+	err := db.NewSelect().Model(&ds).Where("d.cancelled_at IS NOT NULL").Order("d.id").Scan(ctx)
+	return ds, translate(err)
+}
+
 // PendingOrdersOfDate returns up to limit pending orders of a date, oldest
 // first, from orders_date_sale_idx.
 func PendingOrdersOfDate(ctx context.Context, db bun.IDB, dateID int64, limit int) ([]Order, error) {

@@ -108,11 +108,13 @@ type Stock struct {
 	EventDateID int64
 	Quantity    sql.NullInt64 // not valid: unlimited
 	Sold, Held  int64
+	// Cancelled is set when the date was cancelled: none is available.
+	Cancelled bool
 }
 
 // Stock returns the stock columns of t.
 func (t *Ticket) Stock() Stock {
-	s := Stock{ID: t.ID, EventDateID: t.EventDateID, Sold: t.Sold, Held: t.Held}
+	s := Stock{ID: t.ID, EventDateID: t.EventDateID, Sold: t.Sold, Held: t.Held, Cancelled: t.DateCancelled}
 	if t.Quantity != nil {
 		s.Quantity = sql.NullInt64{Int64: *t.Quantity, Valid: true}
 	}
@@ -123,9 +125,9 @@ func (t *Ticket) Stock() Stock {
 // parameter: one text whatever the dates, prepared once per PostgreSQL
 // connection. SQLite has no arrays; it reads the ids from a JSON array.
 const (
-	stockOfDatesPG = `SELECT id, event_date_id, quantity, sold, held FROM tickets
+	stockOfDatesPG = `SELECT id, event_date_id, quantity, sold, held, date_cancelled FROM tickets
 		WHERE event_date_id = ANY($1) ORDER BY event_date_id, id`
-	stockOfDatesSQLite = `SELECT id, event_date_id, quantity, sold, held FROM tickets
+	stockOfDatesSQLite = `SELECT id, event_date_id, quantity, sold, held, date_cancelled FROM tickets
 		WHERE event_date_id IN (SELECT value FROM json_each($1)) ORDER BY event_date_id, id`
 )
 
@@ -145,11 +147,11 @@ func StockOfDates(ctx context.Context, db *DB, dateIDs []int64) ([]Stock, error)
 	}
 	// Each row is scanned in place, through one destination list: a Stock
 	// and a list per row were two thirds of its allocations (pprof).
-	var dest [5]any
+	var dest [6]any
 	err := db.queryBound(ctx, query, []any{ids}, func(r row) error {
 		out = append(out, Stock{})
 		s := &out[len(out)-1]
-		dest = [5]any{&s.ID, &s.EventDateID, &s.Quantity, &s.Sold, &s.Held}
+		dest = [6]any{&s.ID, &s.EventDateID, &s.Quantity, &s.Sold, &s.Held, &s.Cancelled}
 		return r.Scan(dest[:]...)
 	})
 	if err != nil {

@@ -75,6 +75,9 @@ type EventDate struct {
 	VenueLat         *float64 `json:"venue_lat"`
 	VenueLng         *float64 `json:"venue_lng"`
 	Timezone         string   `json:"timezone"`
+	// Cancelled is set once the operator cancelled the date
+	// (docs/spec/refunds.md section 5): nothing of it is sold.
+	Cancelled bool `json:"cancelled"`
 }
 
 // Venue is where a date happens.
