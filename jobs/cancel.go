@@ -73,4 +73,3 @@ func (w *cancelWorker) Work(ctx context.Context, job *river.Job[cancelArgs]) err
 	// waiting meanwhile.
 	return river.JobSnooze(time.Millisecond)
 }
-
