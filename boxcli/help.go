@@ -67,8 +67,7 @@ const rootGlobals = `
 GLOBAL OPTIONS:{{range .VisibleFlags}}{{if index $.Metadata.globals (index .Names 0)}}
    {{wrap .String 6}}{{end}}{{end}}
 
-Each option is also an environment variable. boxoffice serve --help lists
-the server's options; boxoffice COMMAND --help, those a command reads.`
+Options are environment variables too; serve --help lists the server's, COMMAND --help a command's.`
 
 // scopeHelp makes each command's --help list its own flags and only the
 // global options it reads (commandGlobals); a group of commands lists none
