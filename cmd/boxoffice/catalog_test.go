@@ -28,7 +28,7 @@ var (
 	dateFields    = map[string]string{
 		"id": "number", "reference": "string", "event_id": "number", "startdate": "string", "enddate": "string",
 		"startdate_iso": "string|null", "enddate_iso": "string|null", "startdate_display": "string|null",
-		"enddate_display": "string|null", "online": "bool", "venue_id": "number|null", "venue_name": "string|null",
+		"enddate_display": "string|null", "online": "bool", "cancelled": "bool", "venue_id": "number|null", "venue_name": "string|null",
 		"venue_slug": "string|null", "venue_street": "string|null", "venue_city": "string|null",
 		"venue_state": "string|null", "venue_lat": "number|null", "venue_lng": "number|null", "timezone": "string",
 	}

@@ -23,7 +23,7 @@ const eventFieldsGQL = `id reference name slug description imageUrl activeDatesC
 	pricing { hasFreeTickets hasPaidTickets isEntirelyFree }`
 
 const dateFieldsGQL = `id reference eventId startdate enddate startdateIso enddateIso startdateDisplay enddateDisplay
-	online venueId venueName venueSlug venueStreet venueCity venueState venueLat venueLng timezone`
+	online venueId venueName venueSlug venueStreet venueCity venueState venueLat venueLng timezone cancelled`
 
 const ticketFieldsGQL = `id reference eventdateId name description free price promotionalprice quantity
 	quantityAvailable ticketsperattendee salesstartdate salesenddate salesstartdateIso salesenddateIso

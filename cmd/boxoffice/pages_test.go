@@ -359,7 +359,9 @@ func TestDevPayAcrossInstances(t *testing.T) {
 			require.Equal(t, "paid", b.orderStatus(t, ref))
 			decided := b.fetchPage(t, http.MethodGet, toProvider, nil)
 			require.Contains(t, decided.Body, "This payment is paid.")
-			require.NotContains(t, decided.Body, `name="outcome"`)
+			require.NotContains(t, decided.Body, `value="pay"`, "no second Pay")
+			require.NotContains(t, decided.Body, `value="decline"`)
+			require.Contains(t, decided.Body, `value="refunds_fail"`, "a paid payment's page offers the refunds' switch")
 		})
 	}
 }
