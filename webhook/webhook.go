@@ -535,7 +535,7 @@ func (s *Service) RecentPage(ctx context.Context, appID int64, limit int, cursor
 	if cursor != "" {
 		var ok bool
 		if before, beforeID, ok = parseCursor(cursor); !ok {
-			return nil, invalid("events", "is not a cursor this log gave")
+			return nil, apperr.Invalid("events", "is not a page of this log: open the log from its first page")
 		}
 	}
 	limit = min(max(limit, 1), 100)
