@@ -8,6 +8,7 @@ import (
 
 	"github.com/boxoffice/boxoffice/apperr"
 	"github.com/boxoffice/boxoffice/auth"
+	"github.com/boxoffice/boxoffice/clientinput"
 	"github.com/boxoffice/boxoffice/provision"
 	"github.com/boxoffice/boxoffice/store"
 )
@@ -150,18 +151,25 @@ func (s *Service) Redeliver(ctx context.Context, sess *Session, appID int64, eve
 	return s.Webhooks.Redeliver(asPartner(ctx), eventID)
 }
 
-// OrderQuery picks the orders an app page lists.
+// OrderQuery picks the orders an app page lists, and the page of its
+// delivery log.
 type OrderQuery struct {
 	Env       string // test (default) or live
 	Reference string // part of a reference; "" for all
+	// Email is the buyer's whole email address, in any case; "" for all.
+	Email string
 	// Review lists only orders flagged for a refund review.
 	Review bool
+	// Events is where the delivery log's page starts: a cursor the log
+	// gave (AppPage.NextEvents), "" for the newest events.
+	Events string
 }
 
-// Page sizes of an app page.
+// Page sizes of an app page. The delivery log is paged and short, so that
+// on a phone the page is not mostly log.
 const (
 	PageOrders = 50
-	PageEvents = 25
+	PageEvents = 10
 )
 
 // AppPage is everything an app's page shows.
@@ -172,6 +180,8 @@ type AppPage struct {
 	// Events are the newest webhook events, with their Attempts.
 	Events   []store.WebhookEvent
 	Attempts map[string][]store.WebhookAttempt
+	// NextEvents continues the log after Events; "" on its last page.
+	NextEvents string
 	// Health is the failure streak of the app's webhook URL (nil when its
 	// last delivery succeeded); past DisableAfter, deliveries stop.
 	Health       *store.WebhookHealth
@@ -181,10 +191,13 @@ type AppPage struct {
 	Query  OrderQuery
 }
 
-// AppPage reads an app's page: its keys, webhook deliveries and the orders
-// of q (store.SearchOrders: flagged ones from the index of refund reviews).
+// AppPage reads an app's page: its keys, a page of webhook deliveries
+// (after q.Events) and the orders of q (store.SearchOrders: flagged ones
+// from the index of refund reviews, a buyer's from the index of buyers'
+// emails). An email is matched whole, in any case, as the buyer gave it
+// at checkout (the checkout's rule for a valid address applies).
 // Errors: account_pending_approval, account_disabled, not_found,
-// validation_failed (env, reference).
+// validation_failed (env, reference, email, events).
 func (s *Service) AppPage(ctx context.Context, sess *Session, appID int64, q OrderQuery) (*AppPage, error) {
 	app, err := s.ownApp(ctx, sess, appID)
 	if err != nil {
@@ -201,6 +214,12 @@ func (s *Service) AppPage(ctx context.Context, sess *Session, appID int64, q Ord
 	if q.Reference != "" && !store.PlausibleReference(q.Reference) {
 		return nil, apperr.Invalid("reference", "may hold only letters, digits, '_' and '-' (at most %d), as order references do", store.MaxReferenceLength)
 	}
+	q.Email = strings.TrimSpace(q.Email)
+	if q.Email != "" {
+		if p := clientinput.EmailProblem(q.Email); p != "" {
+			return nil, apperr.Invalid("email", "%s (a buyer's whole address, such as ama@example.com)", p)
+		}
+	}
 	page := &AppPage{App: app, Query: q, Keys: map[string]*store.APIKey{}}
 	keys, err := store.ActiveAPIKeys(ctx, s.DB, appID)
 	if err != nil {
@@ -209,15 +228,17 @@ func (s *Service) AppPage(ctx context.Context, sess *Session, appID int64, q Ord
 	for i := range keys {
 		page.Keys[keys[i].Environment] = &keys[i]
 	}
-	if page.Events, page.Attempts, err = s.Webhooks.Recent(ctx, appID, PageEvents); err != nil {
+	log, err := s.Webhooks.RecentPage(ctx, appID, PageEvents, q.Events)
+	if err != nil {
 		return nil, err
 	}
+	page.Events, page.Attempts, page.NextEvents = log.Events, log.Attempts, log.NextCursor
 	if page.Health, err = s.Webhooks.Health(ctx, appID); err != nil {
 		return nil, err
 	}
 	page.DisableAfter = s.Webhooks.DisabledAfter()
 	page.Orders, err = store.SearchOrders(ctx, s.DB, store.OrderSearch{AppID: appID, Environment: q.Env,
-		RefundReview: q.Review, ReferenceContains: q.Reference, Limit: PageOrders})
+		RefundReview: q.Review, ReferenceContains: q.Reference, CustomerEmail: q.Email, Limit: PageOrders})
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,10 @@
 package accounts_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -454,5 +456,142 @@ func TestWebhookHealth(t *testing.T) {
 		require.Equal(t, f.ip, last.IP)
 		_, err = f.svc.SendTestEvent(f.ctx, sess, id, store.EnvTest)
 		require.NoError(t, err)
+	})
+}
+
+// TestAppPageSearchAndLog: an app page finds the app's orders of one
+// environment by the buyer's whole email in any case (stored as the buyer
+// gave it), never another app's or environment's; refuses what is no
+// email address; and pages the delivery log, each page going on where the
+// last ended, to the end.
+func TestAppPageSearchAndLog(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+		_, err := catalog.Import(ctx, db, seed.DemoCatalog(now), now)
+		require.NoError(t, err)
+		var date store.EventDate
+		require.NoError(t, db.NewSelect().Model(&date).Order("d.id").Limit(1).Scan(ctx))
+
+		t.Run("OKEmail", func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, db)
+			sess := f.partner(t, "ama")
+			app, err := f.svc.CreateApp(f.ctx, sess, "Shop")
+			require.NoError(t, err)
+			other, err := f.svc.CreateApp(f.ctx, sess, "Other")
+			require.NoError(t, err)
+			p := f.prefix
+			for i, o := range []struct {
+				app          int64
+				env, ref, by string
+			}{
+				{app.App.ID, store.EnvTest, "kofi1", "Kofi.Boateng@Example.com"},
+				{app.App.ID, store.EnvTest, "ama", "ama@example.com"},
+				{app.App.ID, store.EnvTest, "kofi2", "kofi.boateng@example.com"},
+				{app.App.ID, store.EnvTest, "tagged", "kofi.boateng+shows@example.com"},
+				{app.App.ID, store.EnvLive, "kofilive", "kofi.boateng@example.com"},
+				{other.App.ID, store.EnvTest, "kofiother", "kofi.boateng@example.com"},
+			} {
+				at := now.Add(time.Duration(i) * time.Minute)
+				prefix := map[string]string{store.EnvTest: "sbx_", store.EnvLive: "ord_"}[o.env]
+				require.NoError(t, store.InsertOrder(ctx, db, &store.Order{Reference: prefix + p + o.ref, AppID: o.app, Environment: o.env,
+					Status: store.OrderPending, EventID: date.EventID, EventDateID: date.ID, Currency: "GHS", TotalAmount: 24000,
+					CustomerName: "K", CustomerEmail: o.by, CustomerPhone: "0241234567",
+					SuccessURL: "https://s.example/ok", CancelURL: "https://s.example/no", CreatedAt: at, UpdatedAt: at}, nil))
+			}
+			tests := []struct {
+				name string
+				q    accounts.OrderQuery
+				want []string
+			}{
+				{"AnyCase", accounts.OrderQuery{Email: " KOFI.BOATENG@example.COM "}, []string{"kofi2", "kofi1"}},
+				{"Live", accounts.OrderQuery{Env: store.EnvLive, Email: "kofi.boateng@example.com"}, []string{"kofilive"}},
+				{"WithReference", accounts.OrderQuery{Email: "kofi.boateng@example.com", Reference: "kofi1"}, []string{"kofi1"}},
+				{"WholeAddressOnly", accounts.OrderQuery{Email: "boateng@example.com"}, nil},
+				{"TagIsPartOfTheAddress", accounts.OrderQuery{Email: "kofi.boateng+SHOWS@example.com"}, []string{"tagged"}},
+				{"NoWildcards", accounts.OrderQuery{Email: "%@example.com"}, nil},
+			}
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					page, err := f.svc.AppPage(f.ctx, sess, app.App.ID, tt.q)
+					require.NoError(t, err)
+					var got []string
+					for _, o := range page.Orders {
+						got = append(got, o.Reference[len("sbx_")+len(p):])
+					}
+					require.Equal(t, tt.want, got)
+					require.Equal(t, strings.TrimSpace(tt.q.Email), page.Query.Email, "the page says what was searched")
+				})
+			}
+		})
+
+		t.Run("ErrEmail", func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, db)
+			sess := f.partner(t, "ama")
+			app, err := f.svc.CreateApp(f.ctx, sess, "Shop")
+			require.NoError(t, err)
+			for _, tt := range []struct{ name, email, msg string }{
+				{"NotAnAddress", "kofi", "must be a valid email address (a buyer's whole address, such as ama@example.com)"},
+				{"DisplayName", "Kofi <kofi@example.com>", "must be a valid email address (a buyer's whole address, such as ama@example.com)"},
+				{"TooLong", strings.Repeat("k", 250) + "@example.com", "must be at most 254 characters (a buyer's whole address, such as ama@example.com)"},
+			} {
+				t.Run(tt.name, func(t *testing.T) {
+					_, err := f.svc.AppPage(f.ctx, sess, app.App.ID, accounts.OrderQuery{Email: tt.email})
+					requireField(t, err, "email", tt.msg)
+				})
+			}
+		})
+
+		t.Run("OKLogPages", func(t *testing.T) {
+			t.Parallel()
+			f := setup(t, db, func(c *accounts.Config) { c.TestEventsPerApp = 100 })
+			sess := f.partner(t, "ama")
+			app, err := f.svc.CreateApp(f.ctx, sess, "Shop")
+			require.NoError(t, err)
+			require.NoError(t, f.svc.SetWebhookURL(f.ctx, sess, app.App.ID, "https://hooks.example/h"))
+			// Three events an instant: within one, the id orders them, and
+			// a page may end between two of them.
+			type made struct {
+				at time.Time
+				id string
+			}
+			var events []made
+			for i := range 2*accounts.PageEvents + 3 {
+				if i%3 == 0 {
+					f.clock.Advance(time.Second)
+				}
+				id, err := f.svc.SendTestEvent(f.ctx, sess, app.App.ID, []string{store.EnvTest, store.EnvLive}[i%2])
+				require.NoError(t, err)
+				events = append(events, made{f.clock.Now(), id})
+			}
+			slices.SortFunc(events, func(a, b made) int { return cmp.Or(b.at.Compare(a.at), strings.Compare(b.id, a.id)) })
+			var want []string
+			for _, e := range events {
+				want = append(want, e.id)
+			}
+			var got []string
+			var sizes []int
+			q := accounts.OrderQuery{}
+			for {
+				page, err := f.svc.AppPage(f.ctx, sess, app.App.ID, q)
+				require.NoError(t, err)
+				sizes = append(sizes, len(page.Events))
+				for _, e := range page.Events {
+					got = append(got, e.ID)
+				}
+				if page.NextEvents == "" {
+					break
+				}
+				q.Events = page.NextEvents
+			}
+			require.Equal(t, []int{accounts.PageEvents, accounts.PageEvents, 3}, sizes)
+			require.Equal(t, want, got, "both environments, newest first, each event once")
+
+			_, err = f.svc.AppPage(f.ctx, sess, app.App.ID, accounts.OrderQuery{Events: "bm90IGEgY3Vyc29y"})
+			requireField(t, err, "events", "is not a page of this log: open the log from its first page")
+		})
 	})
 }

@@ -3,6 +3,7 @@ package portal
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -26,8 +27,12 @@ type appView struct {
 	Orders    []orderRow
 	Env       string
 	Reference string
+	Email     string
 	// Review is set when only orders flagged for refund review are listed.
 	Review bool
+	// OlderEvents and NewestEvents are the links to the delivery log's
+	// next page and back to its first; "" when there is none.
+	OlderEvents, NewestEvents string
 }
 
 type keyRow struct {
@@ -77,10 +82,33 @@ func days(d time.Duration) string {
 	return fmt.Sprintf("%d hours", max(int(d.Hours()), 1))
 }
 
-// newAppView converts what AppPage read for the template.
-func newAppView(p *accounts.AppPage) *appView {
+// newAppView converts what AppPage read for the template; query is the
+// page's own, which the log's links keep (the orders shown stay).
+func newAppView(p *accounts.AppPage, query url.Values) *appView {
 	v := &appView{App: p.App, Suspended: p.App.Status == store.AppSuspended, Env: p.Query.Env, Reference: p.Query.Reference,
-		Review: p.Query.Review, Webhook: newHealthView(p.Health, p.DisableAfter), Events: eventRows(p.Events, p.Attempts, false)}
+		Email: p.Query.Email, Review: p.Query.Review, Webhook: newHealthView(p.Health, p.DisableAfter),
+		Events: eventRows(p.Events, p.Attempts, false)}
+	logPage := func(cursor string) string {
+		q := url.Values{}
+		for k, vs := range query {
+			if k != "events" && k != "done" {
+				q[k] = vs
+			}
+		}
+		if cursor != "" {
+			q.Set("events", cursor)
+		}
+		if len(q) == 0 {
+			return appPath(p.App.ID) + "#deliveries-title"
+		}
+		return appPath(p.App.ID) + "?" + q.Encode() + "#deliveries-title"
+	}
+	if p.NextEvents != "" {
+		v.OlderEvents = logPage(p.NextEvents)
+	}
+	if p.Query.Events != "" {
+		v.NewestEvents = logPage("")
+	}
 	for _, env := range []string{store.EnvTest, store.EnvLive} {
 		row := keyRow{Env: env}
 		if k := p.Keys[env]; k != nil {
@@ -156,19 +184,21 @@ func (h *Handler) showApp(w http.ResponseWriter, r *http.Request, id int64, stat
 	sess := sessionFrom(r)
 	q := r.URL.Query()
 	data, err := h.Service.AppPage(r.Context(), sess, id, accounts.OrderQuery{Env: q.Get("env"), Reference: q.Get("reference"),
-		Review: q.Get("review") != ""})
+		Email: q.Get("email"), Review: q.Get("review") != "", Events: q.Get("events")})
+	shown := q // the query of what the page shows
 	if err != nil && apperr.CodeOf(err) == apperr.ValidationFailed {
-		// A bad search: show the page with the search refused.
+		// A bad search or log cursor: show the page with it refused.
 		p.Err, p.Form = apperr.From(err), q
 		status = http.StatusUnprocessableEntity
+		shown = url.Values{}
 		data, err = h.Service.AppPage(r.Context(), sess, id, accounts.OrderQuery{})
 	}
 	if err != nil {
 		h.refuse(w, r, err, p, "app")
 		return
 	}
-	p.Title, p.Nav, p.Session, p.App = data.App.Name, "apps", sess, newAppView(data)
-	p.Defaults = map[string]string{"webhook-url": data.App.WebhookURL, "reference": data.Query.Reference}
+	p.Title, p.Nav, p.Session, p.App = data.App.Name, "apps", sess, newAppView(data, shown)
+	p.Defaults = map[string]string{"webhook-url": data.App.WebhookURL, "reference": data.Query.Reference, "email": data.Query.Email}
 	done := q.Get("done")
 	if r.Method == http.MethodGet {
 		p.Reveal = h.takeReveal(w, r, id)

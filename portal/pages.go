@@ -133,7 +133,7 @@ func (p *page) Problem() string {
 var labels = map[string]string{
 	"name": "Name", "email": "Email", "password": "Password", "redirect-domain": "Redirect host",
 	"webhook-url": "Webhook URL", "env": "Environment", "reference": "Reference", "status": "Status",
-	"account": "Your account",
+	"account": "Your account", "events": "The delivery log's page",
 }
 
 // secret is a key or secret shown once.

@@ -56,8 +56,10 @@ func TestSearchOrders(t *testing.T) {
 			o := &store.Order{
 				Reference: fmt.Sprintf("ord_search_%02d", i), AppID: apps[i%3%2].ID, Environment: env,
 				Status: statuses[i%5], EventID: c.Event.ID, EventDateID: c.Date.ID, Currency: "GHS", TotalAmount: 100,
-				CustomerName: "Ama", CustomerEmail: "ama@example.com", CustomerPhone: "+233241234567",
-				SuccessURL: "https://shop.example/ok", CancelURL: "https://shop.example/cancel",
+				// Buyers' emails are stored as given: one buyer in two cases.
+				CustomerName: "Ama", CustomerEmail: []string{"ama@example.com", "Kofi@Example.COM", "kofi@example.com", "kofi+2@example.com"}[i%4],
+				CustomerPhone: "+233241234567",
+				SuccessURL:    "https://shop.example/ok", CancelURL: "https://shop.example/cancel",
 				TicketsEmailStatus: store.TicketsEmailNotSent,
 				// Pairs share an instant: the reference breaks the tie.
 				CreatedAt: start.Add(time.Duration(i/2) * time.Minute), UpdatedAt: start,
@@ -80,7 +82,8 @@ func TestSearchOrders(t *testing.T) {
 			for _, o := range all {
 				if (s.AppID == 0 || o.AppID == s.AppID) && (s.Environment == "" || o.Environment == s.Environment) &&
 					(s.Status == "" || o.Status == s.Status) && (!s.RefundReview || o.RefundReview) &&
-					strings.Contains(o.Reference, s.ReferenceContains) {
+					strings.Contains(o.Reference, s.ReferenceContains) &&
+					(s.CustomerEmail == "" || strings.EqualFold(o.CustomerEmail, s.CustomerEmail)) {
 					out = append(out, o)
 				}
 			}
@@ -101,24 +104,35 @@ func TestSearchOrders(t *testing.T) {
 					for _, review := range []bool{false, true} {
 						// LIKE's wildcards match themselves: "_1" is not "any character, then 1".
 						for _, contains := range []string{"", "_1", "%"} {
-							for _, limit := range []int{1, 7, 100} {
-								s := store.OrderSearch{AppID: app, Environment: env, Status: status, RefundReview: review,
-									ReferenceContains: contains, Limit: limit}
-								name := fmt.Sprintf("app=%d env=%q status=%q review=%v contains=%q limit=%d", app, env, status, review, contains, limit)
-								hook.take()
-								got, err := store.SearchOrders(ctx, db, s)
-								require.NoError(t, err, name)
-								refs := []string{}
-								for _, o := range got {
-									refs = append(refs, o.Reference)
-									require.Equal(t, time.UTC, o.CreatedAt.Location(), name)
-								}
-								require.Equal(t, want(s), refs, name)
-								queries := hook.take()
-								require.LessOrEqual(t, len(queries), 10, name)
-								if limit == 7 {
-									for _, q := range queries {
-										requireIndexRange(t, db, q, review, name)
+							// A search by email is one app's (the portal's).
+							for _, email := range []string{"", "KOFI@example.com"}[:1+min(int(app), 1)] {
+								for _, limit := range []int{1, 7, 100} {
+									s := store.OrderSearch{AppID: app, Environment: env, Status: status, RefundReview: review,
+										ReferenceContains: contains, CustomerEmail: email, Limit: limit}
+									name := fmt.Sprintf("app=%d env=%q status=%q review=%v contains=%q email=%q limit=%d",
+										app, env, status, review, contains, email, limit)
+									hook.take()
+									got, err := store.SearchOrders(ctx, db, s)
+									require.NoError(t, err, name)
+									refs := []string{}
+									for _, o := range got {
+										refs = append(refs, o.Reference)
+										require.Equal(t, time.UTC, o.CreatedAt.Location(), name)
+									}
+									require.Equal(t, want(s), refs, name)
+									queries := hook.take()
+									require.LessOrEqual(t, len(queries), 10, name)
+									if limit == 7 {
+										index := ""
+										switch {
+										case review:
+											index = "orders_refund_review_idx"
+										case email != "":
+											index = "orders_buyer_email_idx"
+										}
+										for _, q := range queries {
+											requireIndexRange(t, db, q, index, name)
+										}
 									}
 								}
 							}
@@ -131,9 +145,11 @@ func TestSearchOrders(t *testing.T) {
 }
 
 // requireIndexRange checks that the database answers query by reading an
-// index in the listing's order: no table scan, no sort; flagged orders
-// from their own partial index, whatever else narrows the search.
-func requireIndexRange(t *testing.T, db *store.DB, query string, review bool, name string) {
+// index in the listing's order: no table scan, no sort; when index is
+// given, from that index (flagged orders from their own partial index,
+// a buyer's from the index of buyers' emails), whatever else narrows the
+// search.
+func requireIndexRange(t *testing.T, db *store.DB, query, index, name string) {
 	t.Helper()
 	ctx := context.Background()
 	var plan []string
@@ -153,8 +169,8 @@ func requireIndexRange(t *testing.T, db *store.DB, query string, review bool, na
 		text := strings.Join(plan, "\n")
 		require.NotContains(t, text, "Seq Scan", "%s\n%s", name, text)
 		require.NotContains(t, text, "Sort", "%s\n%s", name, text)
-		if review {
-			require.Contains(t, text, "orders_refund_review_idx", "%s\n%s", name, text)
+		if index != "" {
+			require.Contains(t, text, index, "%s\n%s", name, text)
 		}
 		return
 	}
@@ -171,8 +187,8 @@ func requireIndexRange(t *testing.T, db *store.DB, query string, review bool, na
 	text := strings.Join(plan, "\n")
 	require.Contains(t, text, "USING INDEX", "%s\n%s", name, text)
 	require.NotContains(t, text, "TEMP B-TREE", "%s\n%s", name, text)
-	if review {
-		require.Contains(t, text, "orders_refund_review_idx", "%s\n%s", name, text)
+	if index != "" {
+		require.Contains(t, text, index, "%s\n%s", name, text)
 	}
 }
 
@@ -225,6 +241,10 @@ func TestSearchOrdersRefundFailed(t *testing.T) {
 			{name: "App", s: store.OrderSearch{RefundFailed: true, AppID: apps[1].ID, Limit: 10},
 				want: []string{"ord_failed_05", "ord_failed_03"}},
 			{name: "Status", s: store.OrderSearch{RefundFailed: true, Status: store.OrderCompleted, Limit: 10}, want: []string{}},
+			{name: "Email", s: store.OrderSearch{RefundFailed: true, AppID: apps[1].ID, CustomerEmail: "AMA@Example.com", Limit: 10},
+				want: []string{"ord_failed_05", "ord_failed_03"}},
+			{name: "OtherEmail", s: store.OrderSearch{RefundFailed: true, AppID: apps[1].ID, CustomerEmail: "kofi@example.com", Limit: 10},
+				want: []string{}},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -237,5 +257,9 @@ func TestSearchOrdersRefundFailed(t *testing.T) {
 				require.Equal(t, tt.want, refs)
 			})
 		}
+		t.Run("ErrEmailAcrossApps", func(t *testing.T) {
+			_, err := store.SearchOrders(ctx, db, store.OrderSearch{CustomerEmail: "ama@example.com", Limit: 10})
+			require.ErrorContains(t, err, "a search by buyer's email needs an app")
+		})
 	})
 }

@@ -114,11 +114,18 @@ func SetWebhookEventStatus(ctx context.Context, db bun.IDB, id, status string) e
 	return affectedOne(res, err)
 }
 
-// RecentWebhookEvents returns an app's newest events, with their attempts.
-func RecentWebhookEvents(ctx context.Context, db bun.IDB, appID int64, limit int) ([]WebhookEvent, map[string][]WebhookAttempt, error) {
+// RecentWebhookEvents returns an app's newest events, newest first
+// (created_at, then id, descending), with their attempts: up to limit of
+// them, after the event created at before with id beforeID when before is
+// set. One range of webhook_events_app_log_idx, then one statement for the
+// attempts.
+func RecentWebhookEvents(ctx context.Context, db bun.IDB, appID int64, before time.Time, beforeID string, limit int) ([]WebhookEvent, map[string][]WebhookAttempt, error) {
 	events := []WebhookEvent{}
-	err := db.NewSelect().Model(&events).Where("we.app_id = ?", appID).
-		Order("we.created_at DESC", "we.id DESC").Limit(int64(limit)).Scan(ctx)
+	q := db.NewSelect().Model(&events).Where("we.app_id = ?", appID)
+	if !before.IsZero() {
+		q = q.Where("(we.created_at, we.id) < (?, ?)", before.UTC(), beforeID)
+	}
+	err := q.Order("we.created_at DESC", "we.id DESC").Limit(int64(limit)).Scan(ctx)
 	if err != nil {
 		return nil, nil, translate(err)
 	}

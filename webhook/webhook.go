@@ -505,10 +505,52 @@ func (s *Service) EmitTest(ctx context.Context, appID int64, env string) (string
 // their delivery attempts.
 // Errors: not_found.
 func (s *Service) Recent(ctx context.Context, appID int64, limit int) ([]store.WebhookEvent, map[string][]store.WebhookAttempt, error) {
-	if _, err := s.app(ctx, s.DB, appID); err != nil {
+	p, err := s.RecentPage(ctx, appID, limit, "")
+	if err != nil {
 		return nil, nil, err
 	}
-	return store.RecentWebhookEvents(ctx, s.DB, appID, min(max(limit, 1), 100))
+	return p.Events, p.Attempts, nil
+}
+
+// RecentEvents is a page of an app's events of both environments, newest
+// first, with their attempts; NextCursor continues after its last event,
+// "" on the last page.
+type RecentEvents struct {
+	Events     []store.WebhookEvent
+	Attempts   map[string][]store.WebhookAttempt
+	NextCursor string
+}
+
+// RecentPage returns up to limit (1 to 100) of an app's newest events of
+// both environments, after the event cursor names ("" for the newest),
+// with their attempts: two statements whatever the page.
+// Errors: not_found (the app), validation_failed (events: a cursor no
+// page gave).
+func (s *Service) RecentPage(ctx context.Context, appID int64, limit int, cursor string) (*RecentEvents, error) {
+	if _, err := s.app(ctx, s.DB, appID); err != nil {
+		return nil, err
+	}
+	var before time.Time
+	var beforeID string
+	if cursor != "" {
+		var ok bool
+		if before, beforeID, ok = parseCursor(cursor); !ok {
+			return nil, apperr.Invalid("events", "is not a page of this log: open the log from its first page")
+		}
+	}
+	limit = min(max(limit, 1), 100)
+	events, attempts, err := store.RecentWebhookEvents(ctx, s.DB, appID, before, beforeID, limit+1)
+	if err != nil {
+		return nil, err
+	}
+	p := &RecentEvents{Events: events, Attempts: attempts}
+	if len(events) > limit {
+		p.Events = events[:limit]
+		delete(attempts, events[limit].ID)
+		last := p.Events[limit-1]
+		p.NextCursor = cursorOf(last.CreatedAt, last.ID)
+	}
+	return p, nil
 }
 
 func (s *Service) app(ctx context.Context, db bun.IDB, id int64) (*store.App, error) {

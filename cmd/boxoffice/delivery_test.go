@@ -90,7 +90,7 @@ func TestWebhookRetries(t *testing.T) {
 			// receiver saw four, the log has three. So the log holds at most
 			// the receiver's four, and ends with the 200.
 			ev := tb.eventOf(t, ref)
-			_, attempts, err := store.RecentWebhookEvents(context.Background(), tb.db, tb.demo.App.App.ID, 10)
+			_, attempts, err := store.RecentWebhookEvents(context.Background(), tb.db, tb.demo.App.App.ID, time.Time{}, "", 10)
 			require.NoError(t, err)
 			log := attempts[ev.ID]
 			require.Len(t, log, int(ev.Attempts), "one log line per attempt counted")
@@ -327,7 +327,7 @@ func TestWebhookFairness(t *testing.T) {
 		slices.Sort(sorted)
 		t.Logf("B's order.paid, checkout to receipt, while A's %d deliveries hang: %v (median %v)", hung.inFlight.Load(), took, sorted[rounds/2])
 
-		events, _, err := store.RecentWebhookEvents(ctx, tb.db, appA, 100)
+		events, _, err := store.RecentWebhookEvents(ctx, tb.db, appA, time.Time{}, "", 100)
 		require.NoError(t, err)
 		require.Len(t, events, 100)
 		if time.Since(burst) >= jobs.JobTimeout {

@@ -88,7 +88,8 @@ func TestPortalOrders(t *testing.T) {
 			require.Contains(t, notSent, "order.failed")
 			require.Contains(t, notSent, " test not sent 1 no webhook URL")
 			require.Contains(t, notSent, "set a webhook URL, or run boxoffice listen to get events on your machine")
-			log, _, _ := strings.Cut(page.Body, `id="orders-title"`)
+			_, log, found := strings.Cut(page.Body, `id="deliveries-title"`) // the log is the page's last part
+			require.True(t, found)
 			require.NotContains(t, log, `<span class="badge failed">failed</span>`, "nothing failed: there was nowhere to send to")
 		})
 

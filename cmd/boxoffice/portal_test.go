@@ -505,6 +505,21 @@ func TestPortalAppForms(t *testing.T) {
 			require.Equal(t, http.StatusUnprocessableEntity, bad.Status)
 			require.Contains(t, bad.text(), "Reference may hold only letters, digits, '_' and '-' (at most 64), as order references do.")
 			require.Contains(t, bad.Body, refs[0], "the page still shows the orders")
+
+			// The buyer's email, in another case: both orders are Ama's.
+			byEmail := p.get(demo + "?env=test&email=AMA%40Example.com")
+			require.Equal(t, http.StatusOK, byEmail.Status)
+			require.Contains(t, byEmail.text(), "Newest test orders first, bought by AMA@Example.com")
+			require.Regexp(t, `(?s)`+refs[1]+`.*`+refs[0], byEmail.Body)
+			require.Contains(t, p.get(demo+"?env=test&email=kofi%40example.com").text(), "No test order was bought by kofi@example.com.")
+			badEmail := p.get(demo + "?email=ama")
+			require.Equal(t, http.StatusUnprocessableEntity, badEmail.Status)
+			require.Contains(t, badEmail.text(), "Email must be a valid email address (a buyer's whole address, such as ama@example.com).")
+			require.Contains(t, badEmail.Body, `value="ama"`, "the search keeps what was typed")
+			require.Contains(t, badEmail.Body, refs[0], "the page still shows the orders")
+			badLog := p.get(demo + "?events=bm9wZQ")
+			require.Equal(t, http.StatusUnprocessableEntity, badLog.Status)
+			require.Contains(t, badLog.text(), "The delivery log's page is not a page of this log: open the log from its first page.")
 		})
 		t.Run("ErrNotYourApp", func(t *testing.T) {
 			other := pb.person(t)
