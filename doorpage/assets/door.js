@@ -68,6 +68,7 @@
     showing: false,     // a result covers the screen
     pending: {},        // body → {idem, at}: check-ins that got no answer
     offline: false,     // the last request got no answer at all
+    loading: null,      // the chosen date's stored manifest and queue, being read
     manifest: null,     // {id, since, synced, tickets: {code_hash: entry}} of the chosen date
     queue: [],          // scans waiting for the server, oldest first
     conflicts: [],      // scans the server decided otherwise than this phone did offline
@@ -231,9 +232,12 @@
     store.set(S_DATE, String(d.id));
     $("bar-date").textContent = d.short + " · " + d.venue;
     setCounts(null);
-    state.manifest = null;
+    if (state.manifest && state.manifest.id !== manifestID(d.id)) { state.manifest = null; }
+    // Scans wait for the stored manifest and queue (a reload offline:
+    // the camera may read a code before they are read).
+    var loading = state.loading = loadManifest(d.id).finally(function () { if (state.loading === loading) { state.loading = null; } });
     show("step-scan");
-    loadManifest(d.id).then(function () { sync(); });
+    loading.then(function () { sync(); });
   }
 
   $("key-form").addEventListener("submit", function (e) {
@@ -375,6 +379,11 @@
 
   function checkIn(code) {
     if (state.busy || state.showing || !state.date) { return; }
+    if (state.loading) {
+      state.busy = true;
+      state.loading.then(function () { state.busy = false; checkIn(code); });
+      return;
+    }
     if (code.length > MAX_CODE) {
       showResult("rejected", "REJECTED", "Not a ticket's QR code", "", null);
       return;
