@@ -230,8 +230,9 @@ func TestDoorOfflineInBrowser(t *testing.T) {
 			return all.length === 6 && all.filter(function (t) { return t.inside; }).length === 1;
 		}); }`),
 		chromedp.Poll(`document.getElementById("result").hidden`, nil, browserPoll))
-	require.True(t, func() bool { var h bool; run("look at the bar", chromedp.Evaluate(`document.getElementById("offline").hidden`, &h)); return h }(),
-		"online with nothing waiting: no offline bar")
+	var barHidden bool
+	run("look at the bar", chromedp.Evaluate(`document.getElementById("offline").hidden`, &barHidden))
+	require.True(t, barHidden, "online with nothing waiting: no offline bar")
 
 	// The network goes.
 	venue.plug(false)
