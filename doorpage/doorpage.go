@@ -1,10 +1,12 @@
 // Package doorpage serves the door page (spec/fulfilment.md section 4):
 // GET /door, where door staff paste a scanner key, pick a date of its event
 // and check tickets in with the phone's camera or by typing a code. The
-// page's script calls the check-in API (POST /api/v1/check-ins and
-// /api/v1/check-ins/stats) with the key itself; this package serves the
+// page's script calls the check-in API (POST /api/v1/check-ins,
+// /api/v1/check-ins/stats, and for offline work /api/v1/check-ins/manifest
+// and /batch) with the key itself; this package serves the
 // page, its embedded scripts (its own and the jsQR decoder, with jsQR's
-// licence) and GET /door/dates, the one thing the API does not offer a
+// licence), the service worker that keeps the page opening without a
+// network, and GET /door/dates, the one thing the API does not offer a
 // scanner key: the dates of its event.
 package doorpage
 
