@@ -172,43 +172,8 @@ func TestDoorOfflineInBrowser(t *testing.T) {
 		_, err := page.AddScriptToEvaluateOnNewDocument(doorWatch).Do(ctx)
 		return err
 	}))
-	shoot := func(name string) {
-		t.Helper()
-		var png []byte
-		run("screenshot "+name, chromedp.FullScreenshot(&png, 100))
-		keepScreenshot(t, shots, name, png)
-	}
-	text := func(sel string) string {
-		t.Helper()
-		var s string
-		run("read "+sel, chromedp.Text(sel, &s, chromedp.ByQuery))
-		return strings.TrimSpace(s)
-	}
-	results := func() []shown {
-		t.Helper()
-		var r []shown
-		run("read the results shown", chromedp.Evaluate(`window.__results`, &r))
-		return r
-	}
-	nextResult := func(n int) shown {
-		t.Helper()
-		run("wait for a result", chromedp.Poll(`window.__results.length > `+strconv.Itoa(n), nil, browserPoll))
-		return results()[n]
-	}
-	dismiss := func() {
-		t.Helper()
-		run("tap the result away",
-			chromedp.Sleep(400*time.Millisecond),
-			chromedp.Evaluate(`(function () { var r = document.getElementById("result"); if (!r.hidden) { r.click(); } return true; })()`, nil),
-			chromedp.Poll(`document.getElementById("result").hidden`, nil, browserPoll),
-		)
-	}
-	typeCode := func(code string) shown {
-		t.Helper()
-		n := len(results())
-		run("type "+code, chromedp.SendKeys(`#code`, code, chromedp.ByQuery), chromedp.Click(`#code-form button`, chromedp.ByQuery))
-		return nextResult(n)
-	}
+	ds := doorSteps{t: t, run: run, shots: shots}
+	shoot, text, results, nextResult, dismiss, typeCode := ds.shoot, ds.text, ds.results, ds.nextResult, ds.dismiss, ds.typeCode
 	offlineNote := "Offline — sent when the network is back"
 
 	// Online: the key, the date, the camera's ticket admitted; the
@@ -320,17 +285,7 @@ func TestDoorOfflineInBrowser(t *testing.T) {
 		{raced, []string{"admitted", "already_checked_in"}},
 		{later, []string{"admitted"}},
 	} {
-		rec, err := tb.m.CheckIns.Ticket(context.Background(), want.code)
-		require.NoError(t, err)
-		var got []string
-		for _, s := range rec.Scans {
-			if s.Reason != nil {
-				got = append(got, *s.Reason)
-			} else {
-				got = append(got, s.Result)
-			}
-		}
-		require.Equal(t, want.results, got, "the scans of %s", want.code)
+		require.Equal(t, want.results, tb.scanResults(t, want.code), "the scans of %s", want.code)
 	}
 	// The server counts every offline entry of a ticket it finds inside:
 	// the raced one, and the second entry of the typed ticket (which this

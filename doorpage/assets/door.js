@@ -563,31 +563,39 @@
     if (!state.date || !state.key || state.queue.length) { return Promise.resolve(); }
     var dateID = state.date.id, id = manifestID(dateID);
     var m = state.manifest && state.manifest.id === id ? state.manifest : { id: id, since: "", synced: "", tickets: {} };
-    var changed = false;
+    // The pages' tickets are applied at the end, and only if no scan was
+    // decided offline meanwhile (that scan's ticket is this phone's to
+    // mark until the server has the scan); otherwise the next round
+    // reads them again from the same since.
+    var since = m.since, fresh = !since, updates = {}, changed = false;
     function page() {
       var url = routes.manifest + "?eventdate_id=" + encodeURIComponent(dateID) + "&limit=" + MANIFEST_PAGE +
-        (m.since ? "&since=" + encodeURIComponent(m.since) : "");
+        (since ? "&since=" + encodeURIComponent(since) : "");
       return request(url, { headers: headers() }).then(function (ans) {
         if (ans.status !== 200 || !ans.data || !ans.data.data || !ans.data.meta) {
-          if (ans.status === 422 && m.since) { m = { id: id, since: "", synced: "", tickets: {} }; return page(); }
-          return null;
+          // A token the server no longer takes: download the whole list.
+          if (ans.status === 422 && since) { since = ""; fresh = true; updates = {}; return page(); }
+          return false;
         }
         setOffline(false);
         ans.data.data.forEach(function (t) {
-          m.tickets[t.code_hash] = { ticket_name: t.ticket_name, position: t.position, tickets_in_order: t.tickets_in_order, status: t.status, inside: t.inside };
+          updates[t.code_hash] = { ticket_name: t.ticket_name, position: t.position, tickets_in_order: t.tickets_in_order, status: t.status, inside: t.inside };
           changed = true;
         });
-        m.since = ans.data.meta.next_since || m.since;
+        since = ans.data.meta.next_since || since;
         if (ans.data.meta.has_more && ans.data.data.length) { return page(); }
-        m.synced = new Date().toISOString();
-        return null;
+        return true;
       });
     }
-    syncing = page().then(function () {
-      if (!state.date || state.date.id !== dateID || state.queue.length) { return; }
+    syncing = page().then(function (done) {
+      if (!done || !state.date || state.date.id !== dateID || state.queue.length) { return; }
+      if (fresh) { m = { id: id, since: "", synced: "", tickets: {} }; }
+      Object.keys(updates).forEach(function (h) { m.tickets[h] = updates[h]; });
+      m.since = since;
+      m.synced = new Date().toISOString();
       state.manifest = m;
       offlineBar();
-      if (changed) { return saveManifest(); }
+      if (changed || fresh) { return saveManifest(); }
     }, function () { setOffline(true); }).finally(function () { syncing = null; });
     return syncing;
   }
