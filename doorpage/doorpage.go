@@ -1,21 +1,27 @@
 // Package doorpage serves the door page (spec/fulfilment.md section 4):
 // GET /door, where door staff paste a scanner key, pick a date of its event
 // and check tickets in with the phone's camera or by typing a code. The
-// page's script calls the check-in API (POST /api/v1/check-ins and
-// /api/v1/check-ins/stats) with the key itself; this package serves the
+// page's script calls the check-in API (POST /api/v1/check-ins,
+// /api/v1/check-ins/stats, and for offline work /api/v1/check-ins/manifest
+// and /batch) with the key itself; this package serves the
 // page, its embedded scripts (its own and the jsQR decoder, with jsQR's
-// licence) and GET /door/dates, the one thing the API does not offer a
+// licence), the service worker that keeps the page opening without a
+// network, and GET /door/dates, the one thing the API does not offer a
 // scanner key: the dates of its event.
 package doorpage
 
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
+	"encoding/json"
 	"html/template"
 	"log/slog"
 	"net/http"
 	"strconv"
+	texttemplate "text/template"
 	"time"
 
 	"github.com/boxoffice/boxoffice/webpage"
@@ -28,6 +34,11 @@ const (
 	AssetPrefix  = "/door/assets/"
 	DatesPath    = "/door/dates"
 	LicensesPath = "/door/licenses.txt"
+	// WorkerPath is the page's service worker, which keeps the page
+	// opening without a network; its scope is PagePath.
+	WorkerPath   = "/door/sw.js"
+	ManifestPath = "/api/v1/check-ins/manifest"
+	BatchPath    = "/api/v1/check-ins/batch"
 	CheckInsPath = "/api/v1/check-ins"
 	StatsPath    = "/api/v1/check-ins/stats"
 )
@@ -75,13 +86,15 @@ type Handler struct {
 
 // Routes registers on r: GET and HEAD of /door (the page), of
 // /door/assets/{name} (the scripts, content-hashed and cached for a year),
-// of /door/licenses.txt (the bundled decoder's licence) and of /door/dates
+// of /door/licenses.txt (the bundled decoder's licence), of /door/sw.js
+// (the service worker) and of /door/dates
 // (the key's event and dates, JSON); everything else under /door/ is the
 // HTML 404 page, and other methods get the HTML 405 page.
 func (h *Handler) Routes(r chi.Router) {
 	r.HandleFunc(PagePath, h.page)
 	r.HandleFunc(AssetPrefix+"{name}", h.asset)
 	r.HandleFunc(LicensesPath, h.licenses)
+	r.HandleFunc(WorkerPath, h.worker)
 	r.HandleFunc(DatesPath, h.dates)
 	r.HandleFunc(PagePath+"/*", func(w http.ResponseWriter, _ *http.Request) {
 		webpage.NotFound(w, "There is no door page at this address.")
@@ -118,6 +131,7 @@ var licensesText = func() []byte {
 type pageView struct {
 	JSQR, DoorJS                     string
 	Dates, CheckIns, Stats, Licenses string
+	Manifest, Batch, Worker, Scope   string
 }
 
 // renderedPage is the page, the same for everyone, rendered at start.
@@ -130,6 +144,10 @@ var renderedPage = func() []byte {
 		CheckIns: CheckInsPath,
 		Stats:    StatsPath,
 		Licenses: LicensesPath,
+		Manifest: ManifestPath,
+		Batch:    BatchPath,
+		Worker:   WorkerPath,
+		Scope:    PagePath,
 	})
 	if err != nil {
 		panic("doorpage: " + err.Error())
@@ -137,11 +155,48 @@ var renderedPage = func() []byte {
 	return buf.Bytes()
 }()
 
+//go:embed sw.js
+var workerJS string
+
+// renderedWorker is the service worker, rendered at start with what it
+// caches: the page, its scripts (by their content-hashed URLs) and the
+// licence. Its cache is named by the page's hash, so every release that
+// changes the page or a script installs a new worker, which drops the old
+// cache.
+var renderedWorker = func() []byte {
+	quote := func(s string) string {
+		b, err := json.Marshal(s)
+		if err != nil {
+			panic("doorpage: " + err.Error())
+		}
+		return string(b)
+	}
+	sum := sha256.Sum256(renderedPage)
+	var buf bytes.Buffer
+	err := texttemplate.Must(texttemplate.New("sw").Parse(workerJS)).Execute(&buf, struct {
+		Version, Page, Licenses string
+		Assets                  []string
+	}{
+		Version:  hex.EncodeToString(sum[:8]),
+		Page:     quote(PagePath),
+		Licenses: quote(LicensesPath),
+		Assets:   []string{quote(assets.URL(AssetPrefix, jsQRJS)), quote(assets.URL(AssetPrefix, doorJS))},
+	})
+	if err != nil {
+		panic("doorpage: " + err.Error())
+	}
+	return buf.Bytes()
+}()
+
+// workerCSP is the service worker's own policy: it runs no other script
+// and fetches from this server only.
+var workerCSP = webpage.CSP("connect-src 'self'")
+
 // pageCSP runs the page's two scripts from this server and nothing inline,
 // allows its inline style by its hash, and lets it talk to this server
 // only; its forms never submit (the script handles them).
 var pageCSP = webpage.NewPage("door", pageHTML,
-	"script-src 'self'", "img-src data:", "connect-src 'self'", "form-action 'none'").CSP()
+	"script-src 'self'", "worker-src 'self'", "img-src data:", "connect-src 'self'", "form-action 'none'").CSP()
 
 // private sets the headers of every answer but the assets: the page's
 // policy, no caching (the page handles a secret and live counts), no
@@ -167,6 +222,25 @@ func (h *Handler) asset(w http.ResponseWriter, r *http.Request) {
 	}
 	if !assets.Serve(w, r, chi.URLParam(r, "name")) {
 		webpage.NotFound(w, "There is no such file.")
+	}
+}
+
+// worker serves the service worker: revalidated on every load (a browser
+// checks a worker for updates itself, but no-cache says so to proxies
+// too), allowed to control /door itself and not only /door/….
+func (h *Handler) worker(w http.ResponseWriter, r *http.Request) {
+	if webpage.ReadOnly(w, r) {
+		return
+	}
+	hd := w.Header()
+	webpage.SetHeaders(hd, workerCSP)
+	hd.Set("Service-Worker-Allowed", PagePath)
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("Content-Type", "text/javascript; charset=utf-8")
+	hd.Set("Content-Length", strconv.Itoa(len(renderedWorker)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(renderedWorker)
 	}
 }
 

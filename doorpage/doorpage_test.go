@@ -163,6 +163,7 @@ func TestPage(t *testing.T) {
 	require.Equal(t, map[string]string{
 		"default-src":     "'none'",
 		"script-src":      "'self'",
+		"worker-src":      "'self'",
 		"style-src":       styles[0],
 		"img-src":         "data:",
 		"connect-src":     "'self'",
@@ -181,6 +182,7 @@ func TestPage(t *testing.T) {
 		`<script src="` + AssetPrefix + `jsQR.js?v=` + assets.Version(jsQRJS) + `"></script>`,
 		`<script src="` + AssetPrefix + `door.js?v=` + assets.Version(doorJS) + `"></script>`,
 		`data-dates="/door/dates" data-checkins="/api/v1/check-ins" data-stats="/api/v1/check-ins/stats"`,
+		`data-manifest="/api/v1/check-ins/manifest" data-batch="/api/v1/check-ins/batch" data-worker="/door/sw.js" data-scope="/door"`,
 		`<a href="/door/licenses.txt">`,
 		`<input id="key" type="password" autocomplete="off"`,
 		`<video id="video" playsinline muted></video>`,
@@ -216,12 +218,44 @@ func TestDoorScript(t *testing.T) {
 	src, err := assetFS.ReadFile("assets/door.js")
 	require.NoError(t, err)
 	js := string(src)
-	for _, want := range []string{"sessionStorage", `"X-API-Key"`, `"Idempotency-Key"`, "getUserMedia", `facingMode: { ideal: "environment" }`, "jsQR("} {
+	for _, want := range []string{"sessionStorage", `"X-API-Key"`, `"Idempotency-Key"`, "getUserMedia", `facingMode: { ideal: "environment" }`, "jsQR(",
+		"indexedDB.open", `crypto.subtle.digest("SHA-256"`, "serviceWorker.register"} {
 		require.Contains(t, js, want)
 	}
 	for _, banned := range []string{"localStorage", "document.cookie", "innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "http://", "https://"} {
 		require.NotContains(t, js, banned)
 	}
+}
+
+// TestWorker: the service worker is served at a stable address with the
+// header that lets it control /door itself, a policy of its own, and the
+// exact URLs of what it caches: the page, its content-hashed scripts and
+// the licence; its cache is named by the page's content.
+func TestWorker(t *testing.T) {
+	tb := setup(t)
+	res, body := tb.do(t, http.MethodGet, WorkerPath)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	h := res.Header
+	require.Equal(t, "text/javascript; charset=utf-8", h.Get("Content-Type"))
+	require.Equal(t, "/door", h.Get("Service-Worker-Allowed"))
+	require.Equal(t, "no-cache", h.Get("Cache-Control"))
+	require.Equal(t, "nosniff", h.Get("X-Content-Type-Options"))
+	require.Equal(t, strconv.Itoa(len(body)), h.Get("Content-Length"))
+	require.Equal(t, map[string]string{"default-src": "'none'", "connect-src": "'self'", "base-uri": "'none'", "frame-ancestors": "'none'"},
+		directives(t, h.Get("Content-Security-Policy")))
+	sum := sha256.Sum256(renderedPage)
+	require.Contains(t, body, `var CACHE = "boxoffice-door-`+hex.EncodeToString(sum[:8])+`";`)
+	require.Contains(t, body, `var PAGE = "/door";`)
+	require.Contains(t, body, `var FILES = [PAGE, "/door/assets/jsQR.js?v=`+assets.Version(jsQRJS)+`", "/door/assets/door.js?v=`+assets.Version(doorJS)+`", "/door/licenses.txt"];`)
+	require.NotContains(t, body, "{{", "every template action rendered")
+	require.NotContains(t, body, "/api/", "the worker leaves the API alone")
+
+	res, headBody := tb.do(t, http.MethodHead, WorkerPath)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Empty(t, headBody)
+	res, _ = tb.do(t, http.MethodPost, WorkerPath)
+	require.Equal(t, http.StatusMethodNotAllowed, res.StatusCode)
+	require.Empty(t, tb.asked(), "the worker never asks for a key")
 }
 
 func TestAssets(t *testing.T) {

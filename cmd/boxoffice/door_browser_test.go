@@ -203,55 +203,11 @@ func TestDoorInBrowser(t *testing.T) {
 		_, err := page.AddScriptToEvaluateOnNewDocument(doorWatch).Do(ctx)
 		return err
 	}))
-	shoot := func(name string) {
-		t.Helper()
-		var png []byte
-		run("screenshot "+name, chromedp.FullScreenshot(&png, 100))
-		keepScreenshot(t, shots, name, png)
-	}
+	ds := doorSteps{t: t, run: run, shots: shots}
+	shoot, text, results, nextResult, dismiss, typeCode := ds.shoot, ds.text, ds.results, ds.nextResult, ds.dismiss, ds.typeCode
 	fitsWidth := func(what string, width int) {
 		t.Helper()
 		requireFits(t, run, what, int64(width))
-	}
-	text := func(sel string) string {
-		t.Helper()
-		var s string
-		run("read "+sel, chromedp.Text(sel, &s, chromedp.ByQuery))
-		return strings.TrimSpace(s)
-	}
-	results := func() []shown {
-		t.Helper()
-		var r []shown
-		run("read the results shown", chromedp.Evaluate(`window.__results`, &r))
-		return r
-	}
-	// nextResult waits for the page to show one more result than it had
-	// shown (n), and returns it.
-	nextResult := func(n int) shown {
-		t.Helper()
-		run("wait for a result", chromedp.Poll(`window.__results.length > `+strconv.Itoa(n), nil, browserPoll))
-		return results()[n]
-	}
-	// dismiss taps the result away, unless it went by itself already (a
-	// tap in its first moments is taken as meant for the screen under it,
-	// so the tap waits those out).
-	dismiss := func() {
-		t.Helper()
-		run("tap the result away",
-			chromedp.Sleep(400*time.Millisecond),
-			chromedp.Evaluate(`(function () { var r = document.getElementById("result"); if (!r.hidden) { r.click(); } return true; })()`, nil),
-			chromedp.Poll(`document.getElementById("result").hidden`, nil, browserPoll),
-		)
-	}
-	// typeCode submits a code in the text field and returns the result.
-	typeCode := func(code string) shown {
-		t.Helper()
-		n := len(results())
-		run("type "+code,
-			chromedp.SendKeys(`#code`, code, chromedp.ByQuery),
-			chromedp.Click(`#code-form button`, chromedp.ByQuery),
-		)
-		return nextResult(n)
 	}
 	lastSent := func() sentCheckIn {
 		t.Helper()
@@ -435,20 +391,87 @@ func TestDoorInBrowser(t *testing.T) {
 		{typed, []string{"admitted", "already_checked_in", "admitted"}},
 		{exitCode, []string{"not_inside", "admitted"}},
 	} {
-		rec, err := tb.m.CheckIns.Ticket(context.Background(), want.code)
-		require.NoError(t, err)
-		var got []string
-		for _, s := range rec.Scans {
-			if s.Reason != nil {
-				got = append(got, *s.Reason)
-			} else {
-				got = append(got, s.Result)
-			}
-		}
-		require.Equal(t, want.results, got, "the scans of %s", want.code)
+		require.Equal(t, want.results, tb.scanResults(t, want.code), "the scans of %s", want.code)
 	}
 	st := tb.get(t, "/api/v1/check-ins/stats?eventdate_id="+date, door).data()
 	require.Equal(t, map[string]any{"eventdate_id": float64(dateID), "issued": 4.0, "checked_in": 3.0, "inside": 2.0, "rejected_scans": 4.0, "offline_conflicts": 0.0}, st)
+}
+
+// scanResults lists the server's record of a code's scans, oldest first:
+// "admitted", or the reason of a rejected one.
+func (tb *testBundle) scanResults(t *testing.T, code string) []string {
+	t.Helper()
+	rec, err := tb.m.CheckIns.Ticket(context.Background(), code)
+	require.NoError(t, err)
+	var got []string
+	for _, s := range rec.Scans {
+		if s.Reason != nil {
+			got = append(got, *s.Reason)
+		} else {
+			got = append(got, s.Result)
+		}
+	}
+	return got
+}
+
+// doorSteps are the steps of a door page test in the browser that run
+// drives: door staff's actions and what the page showed.
+type doorSteps struct {
+	t     *testing.T
+	run   func(step string, actions ...chromedp.Action)
+	shots string // where screenshots go
+}
+
+func (d doorSteps) shoot(name string) {
+	d.t.Helper()
+	var png []byte
+	d.run("screenshot "+name, chromedp.FullScreenshot(&png, 100))
+	keepScreenshot(d.t, d.shots, name, png)
+}
+
+func (d doorSteps) text(sel string) string {
+	d.t.Helper()
+	var s string
+	d.run("read "+sel, chromedp.Text(sel, &s, chromedp.ByQuery))
+	return strings.TrimSpace(s)
+}
+
+func (d doorSteps) results() []shown {
+	d.t.Helper()
+	var r []shown
+	d.run("read the results shown", chromedp.Evaluate(`window.__results`, &r))
+	return r
+}
+
+// nextResult waits for the page to show one more result than it had
+// shown (n), and returns it.
+func (d doorSteps) nextResult(n int) shown {
+	d.t.Helper()
+	d.run("wait for a result", chromedp.Poll(`window.__results.length > `+strconv.Itoa(n), nil, browserPoll))
+	return d.results()[n]
+}
+
+// dismiss taps the result away, unless it went by itself already (a tap
+// in its first moments is taken as meant for the screen under it, so the
+// tap waits those out).
+func (d doorSteps) dismiss() {
+	d.t.Helper()
+	d.run("tap the result away",
+		chromedp.Sleep(400*time.Millisecond),
+		chromedp.Evaluate(`(function () { var r = document.getElementById("result"); if (!r.hidden) { r.click(); } return true; })()`, nil),
+		chromedp.Poll(`document.getElementById("result").hidden`, nil, browserPoll),
+	)
+}
+
+// typeCode submits a code in the text field and returns the result.
+func (d doorSteps) typeCode(code string) shown {
+	d.t.Helper()
+	n := len(d.results())
+	d.run("type "+code,
+		chromedp.SendKeys(`#code`, code, chromedp.ByQuery),
+		chromedp.Click(`#code-form button`, chromedp.ByQuery),
+	)
+	return d.nextResult(n)
 }
 
 func groupsOf4(code string) []string {
