@@ -27,8 +27,17 @@ func (cancelArgs) Kind() string { return "date_cancellation" }
 // runs of one date at a time are safe: each order's refund is made under
 // its own idempotency key, and a run with nothing left ends at once.
 func (cancelArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 25}
+	return river.InsertOpts{MaxAttempts: cancelAttempts}
 }
+
+// cancelAttempts is high and cancelRetryMax short: a cancellation's work
+// must not give up, nor wait long after a passing error (a busy database,
+// a restart), since buyers wait for their money; each run is safe to
+// repeat.
+const (
+	cancelAttempts = 10000
+	cancelRetryMax = 30 * time.Second
+)
 
 // ResumeCancellations schedules the work of every cancelled date whose
 // work is not finished: what a server starting after a crash does, so the
@@ -72,4 +81,11 @@ func (w *cancelWorker) Work(ctx context.Context, job *river.Job[cancelArgs]) err
 	// Not a failure: orders are left. Run again at once, after the jobs
 	// waiting meanwhile.
 	return river.JobSnooze(time.Millisecond)
+}
+
+// NextRetry waits a second per failed attempt, at most cancelRetryMax,
+// instead of River's polynomial backoff, which would leave a date's
+// refunds waiting for hours after a few errors.
+func (w *cancelWorker) NextRetry(job *river.Job[cancelArgs]) time.Time {
+	return time.Now().UTC().Add(min(time.Duration(job.Attempt)*time.Second, cancelRetryMax))
 }
