@@ -88,11 +88,17 @@ type ticketEmailWorker struct {
 
 func (w *ticketEmailWorker) Work(ctx context.Context, job *river.Job[ticketEmailArgs]) error {
 	err := w.tickets.SendEmail(ctx, job.Args.OrderID, job.Attempt >= job.MaxAttempts)
+	return emailOutcome(err, "ticket email of order %d", job.Args.OrderID)
+}
+
+// emailOutcome is what a buyer's email job tells River: nothing on
+// success, the end of the job for an email given up, a retry otherwise.
+// River logs and keeps a job's error; mail's errors name no address.
+func emailOutcome(err error, what string, id int64) error {
 	if err == nil {
 		return nil
 	}
-	// River logs and keeps a job's error; mail's errors name no address.
-	err = fmt.Errorf("ticket email of order %d: %w", job.Args.OrderID, err)
+	err = fmt.Errorf(what+": %w", id, err)
 	if errors.Is(err, tickets.ErrGiveUp) {
 		return river.JobCancel(err)
 	}
@@ -134,14 +140,7 @@ type refundEmailWorker struct {
 
 func (w *refundEmailWorker) Work(ctx context.Context, job *river.Job[refundEmailArgs]) error {
 	err := w.tickets.SendRefundEmail(ctx, job.Args.RefundID, job.Attempt >= job.MaxAttempts)
-	if err == nil {
-		return nil
-	}
-	err = fmt.Errorf("refund email of refund %d: %w", job.Args.RefundID, err)
-	if errors.Is(err, tickets.ErrGiveUp) {
-		return river.JobCancel(err)
-	}
-	return err
+	return emailOutcome(err, "refund email of refund %d", job.Args.RefundID)
 }
 
 func (w *refundEmailWorker) NextRetry(job *river.Job[refundEmailArgs]) time.Time {

@@ -118,6 +118,17 @@ func (s *Service) SendEmail(ctx context.Context, orderID int64, last bool) error
 	if err != nil {
 		return err
 	}
+	return s.send(ctx, m, last, s.observeEmail, func(ctx context.Context, status string) error {
+		return store.SetTicketsEmail(ctx, s.DB, o.ID, status, s.Now().UTC())
+	})
+}
+
+// send sends a buyer's email and records the outcome with record: sent,
+// or, on a permanent refusal or when last is set, failed, returning an
+// error wrapping ErrGiveUp; a temporary failure is returned to be retried
+// and records nothing. observe, when set, learns each outcome.
+func (s *Service) send(ctx context.Context, m *mail.Message, last bool, observe func(string),
+	record func(ctx context.Context, status string) error) error {
 	sendErr := s.Mail.Send(ctx, *m)
 	status := store.TicketsEmailSent
 	switch {
@@ -125,13 +136,17 @@ func (s *Service) SendEmail(ctx context.Context, orderID int64, last bool) error
 	case mail.IsPermanent(sendErr) || last:
 		status = store.TicketsEmailFailed
 	default:
-		s.observeEmail("retry")
+		if observe != nil {
+			observe("retry")
+		}
 		return sendErr
 	}
-	s.observeEmail(status)
+	if observe != nil {
+		observe(status)
+	}
 	// Recorded after the server accepted it: a crash in between is the one
 	// window in which a retry sends the email twice.
-	if err := store.SetTicketsEmail(context.WithoutCancel(ctx), s.DB, o.ID, status, s.Now().UTC()); err != nil {
+	if err := record(context.WithoutCancel(ctx), status); err != nil {
 		return err
 	}
 	if sendErr != nil {

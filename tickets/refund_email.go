@@ -43,22 +43,9 @@ func (s *Service) SendRefundEmail(ctx context.Context, refundID int64, last bool
 	if err != nil {
 		return err
 	}
-	sendErr := s.Mail.Send(ctx, *m)
-	status := store.TicketsEmailSent
-	switch {
-	case sendErr == nil:
-	case mail.IsPermanent(sendErr) || last:
-		status = store.TicketsEmailFailed
-	default:
-		return sendErr
-	}
-	if err := store.SetRefundEmail(context.WithoutCancel(ctx), s.DB, r.ID, status); err != nil {
-		return err
-	}
-	if sendErr != nil {
-		return fmt.Errorf("%w: %w", ErrGiveUp, sendErr)
-	}
-	return nil
+	return s.send(ctx, m, last, nil, func(ctx context.Context, status string) error {
+		return store.SetRefundEmail(ctx, s.DB, r.ID, status)
+	})
 }
 
 // composeRefund writes a refund's email: the amount and the event in the
